@@ -1,0 +1,32 @@
+"""Every error miner raises on purpose: one base class, and a message fit for a person.
+
+The message names the cause and the fix; the CLI prints it on one line and exits 2.
+"""
+
+
+class MinerError(Exception):
+    """Base of all errors that are the user's to fix (bad input), not bugs in miner."""
+
+
+class NotARepositoryError(MinerError):
+    pass
+
+
+class EmptyRepositoryError(MinerError):
+    pass
+
+
+class UnknownRevisionError(MinerError):
+    pass
+
+
+class ConfigError(MinerError):
+    pass
+
+
+class OutputDirError(MinerError):
+    pass
+
+
+class SpecError(MinerError):
+    """A sample-repository spec is malformed."""
