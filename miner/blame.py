@@ -1,0 +1,201 @@
+"""Stage 2: blame what each fix changed back to the commit that introduced it (SZZ).
+
+For every fix, the code lines it removed or changed are blamed at its first parent, skipping
+blank and comment-only lines (a real lexer decides), tests, docs, vendored and generated
+files. Commits that only changed whitespace are looked through (``--ignore-rev``), so a
+reformat never takes the blame. A fix that only adds lines points at the first code line
+after each insertion: a weaker, heuristic link.
+
+``trace`` talks to git through the small ``History`` protocol; ``decide`` is pure and turns
+what blame found into a ``Label`` with its evidence and tier.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from miner.classify import has_generated_marker, is_bot, path_kind
+from miner.config import TIERS, Config, Tier
+from miner.git import BlameHit
+from miner.lexer import code_lines
+from miner.records import Candidate, CommitMeta, Defect, Evidence, FileDiff, FixCommit, Label, iso
+
+
+class History(Protocol):
+    def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]: ...
+    def blob(self, sha: str, path: str) -> bytes | None: ...
+    def is_cosmetic(self, sha: str) -> bool: ...
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Traced:
+    """One line of the fix, and the commit blame led it to."""
+
+    hit: BlameHit
+    added_only: bool
+    looked_through: tuple[str, ...]
+
+
+def _text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def _blame_through_cosmetic(history: History, rev: str, path: str, lines: list[int],
+                            hops: int) -> tuple[list[BlameHit], tuple[str, ...]]:
+    hits = history.blame(rev, path, lines)
+    ignored: set[str] = set()
+    for _ in range(hops):
+        cosmetic = {h.sha for h in hits if h.sha not in ignored and history.is_cosmetic(h.sha)}
+        if not cosmetic:
+            break
+        ignored |= cosmetic
+        hits = history.blame(rev, path, lines, ignore=ignored)
+    return hits, tuple(sorted(ignored))
+
+
+def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Config,
+          skipped: Counter[str]) -> list[Traced]:
+    """Blame the fix's removed code lines (or, failing any, its insertion points) at its parent."""
+    parent = fix.meta.parents[0]
+    removed: list[tuple[str, list[int]]] = []
+    inserted: list[tuple[str, list[int]]] = []
+    for diff in diffs:
+        if diff.old_path is None or diff.binary:
+            continue
+        kind = path_kind(diff.old_path, config.paths)
+        if kind != "source":
+            skipped[f"fix_lines_in_{kind}"] += 1
+            continue
+        data = history.blob(parent, diff.old_path)
+        if data is None:
+            continue
+        if has_generated_marker(data, config.paths):
+            skipped["fix_lines_in_generated"] += 1
+            continue
+        code = code_lines(diff.old_path, _text(data))
+        lines = [n for n, _ in diff.removed if n in code]
+        if len(lines) < len(diff.removed):
+            skipped["fix_lines_blank_or_comment"] += len(diff.removed) - len(lines)
+        if lines:
+            removed.append((diff.old_path, lines))
+        elif diff.insertions and not diff.removed:
+            points: set[int] = set()
+            for at in diff.insertions:
+                after = [n for n in code if n >= at]
+                before = [n for n in code if n < at]
+                if after:
+                    points.add(min(after))
+                elif before:
+                    points.add(max(before))
+            if points:
+                inserted.append((diff.old_path, sorted(points)))
+    targets, added_only = (removed, False) if removed else (inserted, True)
+    traced: list[Traced] = []
+    for path, lines in targets:
+        hits, through = _blame_through_cosmetic(history, parent, path, lines, config.labels.max_cosmetic_hops)
+        traced += [Traced(hit, added_only, through) for hit in hits]
+    return traced
+
+
+def _reject(sha: str, meta: CommitMeta | None, config: Config, history: History) -> str | None:
+    """Why a commit blame reached cannot be the one that introduced a defect, if it cannot."""
+    if meta is None:
+        return "outside_walk"
+    if not meta.parents:
+        return "initial_import"
+    if meta.changed_lines > config.labels.import_lines:
+        return "import"
+    if is_bot(meta, config):
+        return "bot_author"
+    if history.is_cosmetic(sha):
+        return "cosmetic"
+    return None
+
+
+def _defects(fix: FixCommit, intro: str, traced: list[Traced], evidence: Evidence) -> tuple[Defect, ...]:
+    by_path: dict[str, list[int]] = {}
+    for t in traced:
+        if t.hit.sha == intro:
+            by_path.setdefault(t.hit.orig_path, []).append(t.hit.orig_line)
+    defects: list[Defect] = []
+    for path in sorted(by_path):
+        lines = sorted(set(by_path[path]))
+        start = prev = lines[0]
+        for line in lines[1:] + [None]:  # type: ignore[list-item]
+            if line is not None and line == prev + 1:
+                prev = line
+                continue
+            defects.append(Defect(path=path, line_start=start, line_end=prev, fix=fix.meta.sha,
+                                  fix_date=iso(fix.meta.committed), summary=fix.meta.subject, evidence=evidence))
+            if line is not None:
+                start = prev = line
+    return tuple(defects)
+
+
+def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitMeta | None],
+           config: Config, history: History) -> list[Label]:
+    """Turn what blame found for one fix into labels: one per introducing commit, or a drop."""
+    counts = Counter(t.hit.sha for t in traced)
+    rejected = {sha: _reject(sha, lookup(sha), config, history) for sha in counts}
+    candidates = tuple(Candidate(sha=sha, lines=n, rejected=rejected[sha])
+                       for sha, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    blamed = tuple(sorted(set(counts) | set(fix.named)))
+    through = tuple(sorted({s for t in traced for s in t.looked_through}))
+    total = len(traced)
+
+    def label(intro: str, link: str, tier: Tier) -> Label:
+        evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],  # type: ignore[arg-type]
+                            candidates=candidates, looked_through=through)
+        return Label(fix=fix.meta.sha, intro=intro, tier=tier, defects=_defects(fix, intro, traced, evidence),
+                     blamed=blamed)
+
+    def drop(reason: str) -> list[Label]:
+        return [Label(fix=fix.meta.sha, intro=None, tier=None, dropped=reason, blamed=blamed)]
+
+    if fix.link in ("trailer", "revert"):
+        labels = [label(sha, fix.link, "explicit") for sha in fix.named if counts[sha] and not rejected.get(sha)]
+        return labels or drop("link_not_blamed")
+    if not traced:
+        return drop("no_code_lines")
+    valid = [c for c in candidates if c.rejected is None]
+    if not valid:
+        return drop(candidates[0].rejected or "no_candidate")
+    added_only = traced[0].added_only
+    if len(valid) == 1 and len(valid) == len(candidates):
+        return [label(valid[0].sha, "added-only" if added_only else "blame", "heuristic" if added_only else "blame")]
+    if added_only:
+        return drop("added_only_ambiguous")
+    if len(valid) > 1 and valid[0].lines == valid[1].lines:
+        return drop("ambiguous_candidates")
+    return [label(valid[0].sha, "blame", "plurality")]
+
+
+def tier_allowed(tier: Tier, min_tier: Tier) -> bool:
+    return TIERS.index(tier) <= TIERS.index(min_tier)
+
+
+def label_fixes(fixes: Iterable[tuple[FixCommit, list[FileDiff]]], history: History,
+                lookup: Callable[[str], CommitMeta | None], config: Config,
+                dropped: Counter[str]) -> Iterator[Label]:
+    """Stage contract: (fix, its diff) in, labels out; every fix yields at least one label."""
+    for fix, diffs in fixes:
+        if not fix.meta.parents:
+            dropped["fix_is_root"] += 1
+            continue
+        traced = trace(fix, diffs, history, config, dropped)
+        for lab in decide(fix, traced, lookup, config, history):
+            if lab.dropped:
+                dropped[lab.dropped] += 1
+            yield lab
+
+
+def age_days(earlier: dt.datetime, later: dt.datetime) -> int:
+    return int((later - earlier).total_seconds() // 86400)

@@ -1,0 +1,81 @@
+"""Pure decisions about commits and paths, driven by the config: no git, no clock."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from functools import lru_cache
+from typing import Literal
+
+from miner.config import Config, FixesConfig, PathsConfig
+from miner.records import CommitMeta, LinkKind
+
+PathKind = Literal["source", "docs", "tests", "vendored", "generated", "lockfile"]
+
+
+@lru_cache(maxsize=256)
+def _glob(pattern: str) -> re.Pattern[str]:
+    # '**/' may also match nothing, so '**/*.md' covers a top-level README.md.
+    regex = fnmatch.translate(pattern)
+    if pattern.startswith("**/"):
+        regex = f"(?:{regex}|{fnmatch.translate(pattern[3:])})"
+    return re.compile(regex)
+
+
+def _matches(path: str, patterns: list[str]) -> bool:
+    return any(_glob(p).match(path) for p in patterns)
+
+
+def path_kind(path: str, paths: PathsConfig) -> PathKind:
+    """What a path holds. Vendored and generated win over tests and docs."""
+    if _matches(path, paths.vendored):
+        return "vendored"
+    if _matches(path, paths.generated):
+        return "generated"
+    if _matches(path, paths.lockfiles):
+        return "lockfile"
+    if _matches(path, paths.tests):
+        return "tests"
+    if _matches(path, paths.docs):
+        return "docs"
+    return "source"
+
+
+def has_generated_marker(head: bytes, paths: PathsConfig) -> bool:
+    """True when the first lines of a file say it was generated."""
+    text = head[:2048].decode("utf-8", "replace")
+    return any(marker in text for marker in paths.generated_markers)
+
+
+def is_bot(meta: CommitMeta, config: Config) -> bool:
+    return any(re.search(p, meta.author_name, re.I) or re.search(p, meta.author_email, re.I)
+               for p in config.bots.patterns)
+
+
+@lru_cache(maxsize=8)
+def _keyword_regex(keywords: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(re.escape(k) for k in keywords) + r")\b", re.I)
+
+
+def fix_link(message: str, fixes: FixesConfig) -> tuple[LinkKind | None, tuple[str, ...], str | None]:
+    """Whether a message marks a fix: (how, SHA prefixes it names, why it was rejected).
+
+    Explicit links (a revert, a trailer naming a SHA) are fixes whatever their words; a
+    message is a keyword fix when a keyword appears as a word and the subject is not on
+    the reject list.
+    """
+    reverted = re.findall(fixes.revert_pattern, message)
+    if reverted:
+        return "revert", tuple(dict.fromkeys(s.lower() for s in reverted)), None
+    named: list[str] = []
+    for pattern in fixes.link_patterns:
+        named += re.findall(pattern, message, re.I | re.M)
+    if named:
+        return "trailer", tuple(dict.fromkeys(s.lower() for s in named)), None
+    if not _keyword_regex(tuple(fixes.keywords)).search(message):
+        return None, (), None
+    subject = message.strip().split("\n", 1)[0].strip()
+    for pattern in fixes.reject_subjects:
+        if re.search(pattern, subject, re.I):
+            return None, (), "rejected_subject"
+    return "keyword", (), None

@@ -1,0 +1,159 @@
+"""Assemble one fixture's visible and answer parts from the commit it is made of.
+
+The visible part holds only what the change itself shows: its sanitized message, the diff
+against its first parent, and the whole before and after contents of every changed file,
+with flagged comments on added lines blanked in place. The answer holds the rest.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import re
+
+from miner.config import Config
+from miner.git import Repo
+from miner.records import Answer, Blanked, Defect, Fixture, Visible, VisibleFile, iso
+from miner.split import freshness
+from miner.strip import blank_comments, sanitize_message
+
+_STATUS = {"A": "added", "M": "modified", "T": "modified", "D": "deleted", "R": "renamed", "C": "added"}
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def fixture_id(identity: str, head: str, salt: str) -> str:
+    """Opaque and stable: the same repository and commit always give the same id, which reveals no SHA."""
+    digest = hashlib.sha256(f"{salt}:{identity}:{head}".encode()).digest()
+    return "fx-" + base64.b32encode(digest).decode().lower()[:16]
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Text and the encoding that gives back the exact bytes: UTF-8 when valid, else Latin-1."""
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+def _is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8000]
+
+
+def _sections(patch: bytes) -> list[bytes]:
+    parts = re.split(rb"(?m)^(?=diff --git )", patch)
+    return [p for p in parts if p.startswith(b"diff --git ")]
+
+
+def _visible_diff(patch: bytes, blanked_text: dict[str, dict[int, str]], omitted: set[str]) -> str:
+    """git's diff, minus blob ids, with blanked added lines and without omitted files' hunks."""
+    out: list[str] = []
+    for section in _sections(patch):
+        text, _ = decode(section)
+        lines = text.split("\n")
+        new_path: str | None = None
+        for line in lines:
+            if line.startswith("+++ "):
+                new_path = None if line[4:] == "/dev/null" else line[6:]
+            elif line.startswith("rename to "):
+                new_path = line[len("rename to "):]
+            elif line.startswith("diff --git ") and " b/" in line:
+                new_path = line.split(" b/", 1)[1]
+        edits = blanked_text.get(new_path or "", {})
+        kept: list[str] = []
+        in_hunks = False
+        new_no = 0
+        for line in lines:
+            if line.startswith("index "):
+                continue
+            match = _HUNK.match(line)
+            if match:
+                in_hunks = True
+                new_no = int(match.group(1))
+                if new_path in omitted:
+                    kept.append("(contents omitted)")
+                    break
+                kept.append(line)
+                continue
+            if in_hunks and line[:1] == "+":
+                kept.append("+" + edits.get(new_no, line[1:]))
+                new_no += 1
+                continue
+            if in_hunks and line[:1] == " ":
+                new_no += 1
+            kept.append(line)
+        out.append("\n".join(kept).rstrip("\n") + "\n")
+    return "".join(out)
+
+
+def _added_lines(patch: bytes) -> dict[str, set[int]]:
+    added: dict[str, set[int]] = {}
+    for section in _sections(patch):
+        text, _ = decode(section)
+        path: str | None = None
+        new_no = 0
+        for line in text.split("\n"):
+            if line.startswith("+++ "):
+                path = None if line[4:] == "/dev/null" else line[6:]
+                continue
+            match = _HUNK.match(line)
+            if match:
+                new_no = int(match.group(1))
+                continue
+            if path is None or not new_no:
+                continue
+            if line.startswith("+"):
+                added.setdefault(path, set()).add(new_no)
+                new_no += 1
+            elif line.startswith(" "):
+                new_no += 1
+    return added
+
+
+def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head: str, split: str,
+                 defects: tuple[Defect, ...] | None, observed_days: int | None, config: Config,
+                 message: str, committed: dt.datetime, authored: dt.datetime) -> Fixture:
+    fid = fixture_id(identity, head, config.split.salt)
+    base = repo.first_parent(head)
+    patch = repo.patch(base, head)
+    added = _added_lines(patch)
+    files: list[VisibleFile] = []
+    blanked: list[Blanked] = []
+    blanked_text: dict[str, dict[int, str]] = {}
+    omitted: set[str] = set()
+    for status, old_path, new_path in sorted(repo.changes(base, head), key=lambda c: (c[2] or c[1] or "")):
+        before = repo.blob(base, old_path) if base and old_path else None
+        after = repo.blob(head, new_path) if new_path else None
+        path = new_path or old_path or ""
+        datas = [d for d in (before, after) if d is not None]
+        reason = None
+        if any(_is_binary(d) for d in datas):
+            reason = "binary"
+        elif any(len(d) > config.output.max_file_bytes for d in datas):
+            reason = "too-large"
+        if reason:
+            omitted.add(path)
+            files.append(VisibleFile(path=path, old_path=old_path if status == "R" else None,
+                                     status=_STATUS.get(status, "modified"), encoding=None,  # type: ignore[arg-type]
+                                     before=None, after=None, omitted=reason))  # type: ignore[arg-type]
+            continue
+        encoding = "utf-8" if all(decode(d)[1] == "utf-8" for d in datas) else "latin-1"
+        before_text = before.decode(encoding) if before is not None else None
+        after_text = after.decode(encoding) if after is not None else None
+        if after_text is not None and new_path in added:
+            after_text, edits = blank_comments(new_path, after_text, added[new_path], config.strip)
+            if edits:
+                blanked += edits
+                lines = after_text.split("\n")
+                blanked_text[new_path] = {e.line: lines[e.line - 1] for e in edits}
+        files.append(VisibleFile(path=path, old_path=old_path if status == "R" else None,
+                                 status=_STATUS.get(status, "modified"), encoding=encoding,  # type: ignore[arg-type]
+                                 before=before_text, after=after_text))
+    title, description = sanitize_message(message, config.strip.description, config.strip)
+    visible = Visible(id=fid, title=title, description=description,
+                      diff=_visible_diff(patch, blanked_text, omitted), files=tuple(files))
+    answer = Answer(id=fid, kind=kind, repository=repository, split=split, base=base, head=head,  # type: ignore[arg-type]
+                    head_date=iso(committed), author_date=iso(authored), defects=defects,
+                    observed_days=observed_days, fresh=freshness(committed, config.split),
+                    description_mode=config.strip.description, blanked=tuple(blanked))
+    return Fixture(visible=visible, answer=answer)

@@ -1,0 +1,417 @@
+"""The one module that talks to git.
+
+History is streamed from ``git log`` (measured several times faster than diffing through
+pygit2 or PyDriller); lines are blamed with ``git blame --porcelain -L`` ranges; objects are
+read in-process through pygit2. Nothing here writes to the repository: every git command is
+a read, ``GIT_OPTIONAL_LOCKS=0`` stops git from refreshing the index, and anything miner
+needs on disk (an ignore-revs list) goes to a temporary directory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from miner.errors import EmptyRepositoryError, MinerError, NotARepositoryError, UnknownRevisionError
+from miner.records import CommitMeta, FileDiff, FileStat
+
+_GIT_CONFIG = [
+    "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
+    "-c", "log.showsignature=false", "-c", "color.ui=never", "-c", "core.pager=cat",
+    "-c", "diff.relative=false", "-c", "log.follow=false",
+]
+_HEADER = "%x01%H%x02%P%x02%an%x02%ae%x02%at%x02%ct%x02%B%x03"
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"})
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_WORK_TREE", None)
+    return env
+
+
+def unquote(raw: bytes) -> str:
+    """A path as git prints it (C-quoted when it holds special bytes) back to text."""
+    if not (raw.startswith(b'"') and raw.endswith(b'"')):
+        return raw.decode("utf-8", "surrogateescape")
+    body, out, i = raw[1:-1], bytearray(), 0
+    while i < len(body):
+        ch = body[i:i + 1]
+        if ch == b"\\" and i + 1 < len(body):
+            nxt = body[i + 1:i + 2]
+            if nxt.isdigit():
+                out.append(int(body[i + 1:i + 4], 8))
+                i += 4
+                continue
+            out.append(_ESCAPES.get(nxt, nxt[0]))
+            i += 2
+            continue
+        out += ch
+        i += 1
+    return bytes(out).decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class BlameHit:
+    """One line of blame output: the commit that wrote it, and where it stood there."""
+
+    final_line: int
+    sha: str
+    orig_path: str
+    orig_line: int
+
+
+class Repo:
+    """A repository opened for reading."""
+
+    def __init__(self, path: Path | str) -> None:
+        path = Path(path)
+        if not path.exists():
+            raise NotARepositoryError(f"{path} does not exist; give the path of a git repository")
+        try:
+            self._repo = pygit2.Repository(str(path))
+        except (pygit2.GitError, KeyError) as exc:
+            raise NotARepositoryError(f"{path} is not a git repository; give a directory that `git log` works in") from exc
+        if self._repo.is_empty:
+            raise EmptyRepositoryError(f"{path} has no commits yet; mine it once it has history")
+        self.path = path
+        self.git_dir = Path(self._repo.path)
+        self.shallow = self._repo.is_shallow
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _git(self, *args: str) -> list[str]:
+        return ["git", f"--git-dir={self.git_dir}", *_GIT_CONFIG, *args]
+
+    def run(self, *args: str, stdin: bytes | None = None) -> bytes:
+        proc = subprocess.run(self._git(*args), input=stdin, capture_output=True, env=_env())
+        if proc.returncode != 0:
+            message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise MinerError(f"git {args[0]} failed in {self.path}: {message[-1] if message else proc.returncode}")
+        return proc.stdout
+
+    def _stream(self, *args: str, stdin: bytes | None = None) -> Iterator[bytes]:
+        """Yield stdout in chunks; fail loudly if git fails."""
+        proc = subprocess.Popen(self._git(*args), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+        assert proc.stdout is not None
+        if stdin is not None:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        try:
+            while chunk := proc.stdout.read(1 << 16):
+                yield chunk
+        finally:
+            proc.stdout.close()
+            stderr = proc.stderr.read() if proc.stderr else b""
+            if proc.wait() != 0 and proc.returncode > 0:
+                raise MinerError(f"git {args[0]} failed in {self.path}: {stderr.decode('utf-8', 'replace').strip()}")
+
+    # -- revisions ----------------------------------------------------------------
+
+    def resolve(self, rev: str) -> str:
+        try:
+            obj = self._repo.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+            raise UnknownRevisionError(
+                f"unknown revision {rev!r} in {self.path}; give a branch, tag or commit that exists (see `git branch -a`)") from exc
+        return str(commit.id)
+
+    def expand(self, prefix: str) -> str | None:
+        """The full SHA of a commit named by a prefix, or None when it names no commit."""
+        try:
+            obj = self._repo.revparse_single(prefix)
+            return str(obj.peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        if ancestor == descendant:
+            return True
+        return bool(self._repo.descendant_of(descendant, ancestor))
+
+    def committer_date(self, sha: str) -> dt.datetime:
+        commit = self._repo[sha]
+        return dt.datetime.fromtimestamp(commit.commit_time, tz=dt.timezone.utc)
+
+    def root_commits(self, rev: str) -> list[str]:
+        out = self.run("rev-list", "--max-parents=0", rev)
+        return sorted(out.decode().split())
+
+    # -- history ------------------------------------------------------------------
+
+    def commits(self, rev: str, since: str | None = None) -> Iterator[CommitMeta]:
+        """Every non-merge commit reachable from ``rev``, newest first, with per-file line counts."""
+        args = ["log", "-z", "--no-merges", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={_HEADER}"]
+        if since:
+            args.append(f"--since={since}")
+        args += [rev, "--"]
+        buffer = b""
+        for chunk in self._stream(*args):
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\x01")
+            for record in complete:
+                if record:
+                    yield _parse_commit(record)
+        if buffer:
+            yield _parse_commit(buffer)
+
+    def diffs(self, shas: Iterable[str]) -> Iterator[tuple[str, list[FileDiff]]]:
+        """The line-level diff of each commit against its first parent, in the order given."""
+        wanted = list(shas)
+        if not wanted:
+            return
+        args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U1", "-M", "--first-parent", "-m",
+                "--no-ext-diff", "--no-textconv", "--format=%x01%H"]
+        lines: list[bytes] = []
+        current: str | None = None
+        pending = b""
+        for chunk in self._stream(*args, stdin="\n".join(wanted).encode() + b"\n"):
+            pending += chunk
+            *ready, pending = pending.split(b"\n")
+            for line in ready:
+                if line.startswith(b"\x01") and len(line) == 41:
+                    if current is not None:
+                        yield current, _parse_diff(lines)
+                    current, lines = line[1:].decode(), []
+                else:
+                    lines.append(line)
+        if pending:
+            lines.append(pending)
+        if current is not None:
+            yield current, _parse_diff(lines)
+
+    # -- blame --------------------------------------------------------------------
+
+    def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
+        """Blame the given lines of ``path`` as of ``rev``."""
+        wanted = sorted(set(lines))
+        if not wanted:
+            return []
+        args = ["blame", "--porcelain"]
+        for sha in sorted(set(ignore)):
+            args += ["--ignore-rev", sha]
+        for start, end in _ranges(wanted):
+            args += ["-L", f"{start},{end}"]
+        args += [rev, "--", path]
+        return _parse_blame(self.run(*args))
+
+    @lru_cache(maxsize=65536)
+    def is_cosmetic(self, sha: str) -> bool:
+        """True when the commit changes only whitespace (a reformat): blame looks through it."""
+        commit = self._repo[sha]
+        if len(commit.parent_ids) != 1:
+            return False
+        out = self.run("diff-tree", "-p", "-w", "--ignore-blank-lines", "--no-ext-diff", "--no-textconv",
+                       "--no-renames", "--format=", sha)
+        if not out.strip():
+            return True
+        return not any(line.startswith((b"+", b"-")) and not line.startswith((b"+++", b"---"))
+                       for line in out.splitlines())
+
+    # -- objects ------------------------------------------------------------------
+
+    def blob(self, sha: str, path: str) -> bytes | None:
+        commit = self._repo[sha]
+        try:
+            entry = commit.tree[path]
+        except KeyError:
+            return None
+        obj = self._repo[entry.id]
+        if not isinstance(obj, pygit2.Blob):
+            return None
+        return bytes(obj.data)
+
+    def first_parent(self, sha: str) -> str | None:
+        parents = self._repo[sha].parent_ids
+        return str(parents[0]) if parents else None
+
+    def patch(self, base: str | None, head: str) -> bytes:
+        """The unified diff of ``head`` against ``base`` (or the empty tree), as git prints it."""
+        args = ["diff-tree", "-p", "-M", "-U3", "--no-ext-diff", "--no-textconv", "--full-index", "--format="]
+        if base is None:
+            args += ["--root", head]
+        else:
+            args += [base, head]
+        return self.run(*args)
+
+    def changes(self, base: str | None, head: str) -> list[tuple[str, str | None, str | None]]:
+        """(status letter, old path, new path) for each file that differs."""
+        args = ["diff-tree", "-r", "-z", "-M", "--no-ext-diff", "--format="]
+        args += (["--root", head] if base is None else [base, head])
+        fields = self.run(*args).split(b"\x00")
+        out: list[tuple[str, str | None, str | None]] = []
+        i = 0
+        while i < len(fields) - 1:
+            meta = fields[i]
+            if not meta.startswith(b":"):
+                i += 1
+                continue
+            status = meta.split()[-1].decode()[0]
+            if status in "RC":
+                out.append((status, fields[i + 1].decode("utf-8", "surrogateescape"),
+                            fields[i + 2].decode("utf-8", "surrogateescape")))
+                i += 3
+            else:
+                path = fields[i + 1].decode("utf-8", "surrogateescape")
+                out.append((status, None if status == "A" else path, None if status == "D" else path))
+                i += 2
+        return out
+
+
+def _ranges(lines: list[int]) -> Iterator[tuple[int, int]]:
+    start = prev = lines[0]
+    for line in lines[1:]:
+        if line != prev + 1:
+            yield start, prev
+            start = line
+        prev = line
+    yield start, prev
+
+
+def _parse_commit(record: bytes) -> CommitMeta:
+    header, _, tail = record.partition(b"\x03")
+    sha, parents, an, ae, at, ct, message = header.split(b"\x02", 6)
+    files: list[FileStat] = []
+    fields = tail.lstrip(b"\x00\n").split(b"\x00")
+    i = 0
+    while i < len(fields):
+        entry = fields[i].lstrip(b"\n")
+        if not entry:
+            i += 1
+            continue
+        added, removed, path = entry.split(b"\t", 2)
+        binary = added == b"-"
+        if path:
+            old, new = None, path
+            i += 1
+        else:
+            old, new = fields[i + 1], fields[i + 2]
+            i += 3
+        files.append(FileStat(
+            path=new.decode("utf-8", "surrogateescape"),
+            old_path=old.decode("utf-8", "surrogateescape") if old is not None else None,
+            added=0 if binary else int(added), removed=0 if binary else int(removed), binary=binary))
+    return CommitMeta(
+        sha=sha.decode(), parents=tuple(parents.decode().split()),
+        author_name=an.decode("utf-8", "replace"), author_email=ae.decode("utf-8", "replace"),
+        author_time=int(at), committer_time=int(ct),
+        message=message.decode("utf-8", "replace"), files=tuple(files))
+
+
+def _parse_diff(lines: list[bytes]) -> list[FileDiff]:
+    """Parse ``git log -p`` output of one commit into per-file removed and added lines.
+
+    ``insertions`` records, for every run of added lines with no removed line beside it,
+    the old line number that follows the inserted block (where a missing check was put).
+    """
+    files: list[FileDiff] = []
+    state: dict[str, Any] | None = None
+    old_no = new_no = 0
+    in_hunk = False
+    run_start: int | None = None  # old line number where the current +/- run began
+    run_removes = False
+
+    def end_run() -> None:
+        nonlocal run_start, run_removes
+        if state is not None and run_start is not None and not run_removes:
+            state["insertions"].append(run_start)
+        run_start, run_removes = None, False
+
+    def flush() -> None:
+        end_run()
+        if state is not None:
+            if state["new_file"]:
+                state["old_path"] = None
+            if state["deleted_file"]:
+                state["new_path"] = None
+            files.append(FileDiff.model_validate(state))
+
+    for line in lines:
+        if line.startswith(b"diff --git "):
+            flush()
+            state = {"old_path": None, "new_path": None, "binary": False, "removed": [], "added": [],
+                     "insertions": [], "new_file": False, "deleted_file": False}
+            in_hunk = False
+            rest = line[len(b"diff --git "):]
+            if rest.startswith(b"a/") and b" b/" in rest:
+                a, _, b = rest[2:].partition(b" b/")
+                state["old_path"], state["new_path"] = unquote(a), unquote(b)
+            continue
+        if state is None:
+            continue
+        tag = line[:1]
+        if in_hunk and tag in (b"+", b"-", b" ", b"\\"):
+            if tag == b"-":
+                if run_start is None:
+                    run_start = old_no
+                run_removes = True
+                state["removed"].append((old_no, line[1:].decode("utf-8", "surrogateescape")))
+                old_no += 1
+            elif tag == b"+":
+                if run_start is None:
+                    run_start = old_no
+                state["added"].append((new_no, line[1:].decode("utf-8", "surrogateescape")))
+                new_no += 1
+            elif tag == b" ":
+                end_run()
+                old_no += 1
+                new_no += 1
+            continue
+        end_run()
+        match = _HUNK.match(line)
+        if match:
+            in_hunk = True
+            old_no, new_no = int(match.group(1)), int(match.group(3))
+            if match.group(2) == b"0":
+                old_no += 1  # an empty old side names the line *before* the insertion
+            continue
+        in_hunk = False
+        if line.startswith(b"--- "):
+            state["old_path"] = None if line[4:] == b"/dev/null" else unquote(line[4:])[2:]
+        elif line.startswith(b"+++ "):
+            state["new_path"] = None if line[4:] == b"/dev/null" else unquote(line[4:])[2:]
+        elif line.startswith(b"rename from "):
+            state["old_path"] = unquote(line[len(b"rename from "):])
+        elif line.startswith(b"rename to "):
+            state["new_path"] = unquote(line[len(b"rename to "):])
+        elif line.startswith(b"new file mode"):
+            state["new_file"] = True
+        elif line.startswith(b"deleted file mode"):
+            state["deleted_file"] = True
+        elif line.startswith(b"Binary files"):
+            state["binary"] = True
+    flush()
+    return files
+
+
+def _parse_blame(out: bytes) -> list[BlameHit]:
+    hits: list[BlameHit] = []
+    filenames: dict[str, str] = {}
+    current: tuple[str, int, int] | None = None
+    for line in out.split(b"\n"):
+        if line.startswith(b"\t"):
+            if current is not None:
+                sha, orig, final = current
+                hits.append(BlameHit(final_line=final, sha=sha, orig_path=filenames.get(sha, ""), orig_line=orig))
+            continue
+        parts = line.split(b" ")
+        if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit() and parts[2].isdigit():
+            current = (parts[0].decode(), int(parts[1]), int(parts[2]))
+        elif line.startswith(b"filename ") and current is not None:
+            filenames[current[0]] = unquote(line[len(b"filename "):])
+    return hits

@@ -1,0 +1,83 @@
+"""Which lines of a file are code, with a real lexer per language (pygments).
+
+A prefix list is wrong in both directions: ``#include`` is code in C, and a
+docstring line is not code in Python. Pygments knows both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_for_filename
+from pygments.token import Comment, String, Text, Token, Whitespace
+from pygments.util import ClassNotFound
+
+
+@dataclass(frozen=True)
+class CommentSpan:
+    line: int    # 1-based
+    start: int   # column of the first character, 0-based
+    end: int     # column after the last character
+    text: str
+
+
+@lru_cache(maxsize=256)
+def _lexer(path: str) -> Lexer | None:
+    try:
+        return get_lexer_for_filename(path, stripnl=False, ensurenl=False, stripall=False)
+    except ClassNotFound:
+        return None
+
+
+def _is_comment(token: object) -> bool:
+    return token in Comment and token not in Comment.Preproc and token not in Comment.PreprocFile \
+        or token in String.Doc
+
+
+def _is_space(token: object, value: str) -> bool:
+    return (token in Whitespace or token in Text) and not value.strip()
+
+
+def code_lines(path: str, text: str) -> set[int]:
+    """1-based numbers of the lines holding code: not blank, not only comments."""
+    lines = text.split("\n")
+    lexer = _lexer(path)
+    if lexer is None:
+        return {n for n, line in enumerate(lines, 1) if line.strip()}
+    code: set[int] = set()
+    line = 1
+    for token, value in lexer.get_tokens(text):
+        if not _is_comment(token) and not _is_space(token, value):
+            first = line
+            for n, part in enumerate(value.split("\n")):
+                if part.strip():
+                    code.add(first + n)
+        line += value.count("\n")
+    return code
+
+
+def comment_spans(path: str, text: str) -> list[CommentSpan]:
+    """Every comment in the file, split per line, with columns, for blanking in place."""
+    lexer = _lexer(path)
+    if lexer is None:
+        return []
+    spans: list[CommentSpan] = []
+    line, col = 1, 0
+    for token, value in lexer.get_tokens(text):
+        parts = value.split("\n")
+        if token in Comment and token not in Comment.Preproc and token not in Comment.PreprocFile:
+            for n, part in enumerate(parts):
+                start = col if n == 0 else 0
+                if part:
+                    spans.append(CommentSpan(line + n, start, start + len(part), part))
+        if len(parts) > 1:
+            line += len(parts) - 1
+            col = len(parts[-1])
+        else:
+            col += len(value)
+    return spans
+
+
+__all__ = ["CommentSpan", "code_lines", "comment_spans", "Token"]

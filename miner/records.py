@@ -1,0 +1,178 @@
+"""Every record that flows between stages, typed and frozen, in one place."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from miner.config import Tier
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# -- what the walk reads from git ------------------------------------------------------
+
+
+class FileStat(Record):
+    """One file a commit changed, with line counts (``old_path`` set on renames)."""
+
+    path: str
+    old_path: str | None = None
+    added: int
+    removed: int
+    binary: bool = False
+
+
+class CommitMeta(Record):
+    sha: str
+    parents: tuple[str, ...]
+    author_name: str
+    author_email: str
+    author_time: int
+    committer_time: int
+    message: str
+    files: tuple[FileStat, ...]
+
+    @property
+    def subject(self) -> str:
+        return self.message.strip().split("\n", 1)[0].strip()
+
+    @property
+    def changed_lines(self) -> int:
+        return sum(f.added + f.removed for f in self.files)
+
+    @property
+    def committed(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.committer_time, tz=dt.timezone.utc)
+
+    @property
+    def authored(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.author_time, tz=dt.timezone.utc)
+
+
+class FileDiff(Record):
+    """Line-level changes to one file: (line number, text) pairs, old numbering for removed lines."""
+
+    old_path: str | None
+    new_path: str | None
+    binary: bool = False
+    new_file: bool = False
+    deleted_file: bool = False
+    removed: tuple[tuple[int, str], ...] = ()
+    added: tuple[tuple[int, str], ...] = ()
+    insertions: tuple[int, ...] = ()
+
+
+# -- the walk's output ---------------------------------------------------------------------
+
+LinkKind = Literal["trailer", "revert", "keyword"]
+
+
+class FixCommit(Record):
+    """A commit whose message says it repairs something, with what it names explicitly."""
+
+    meta: CommitMeta
+    link: LinkKind
+    named: tuple[str, ...] = ()  # full SHAs of commits the message names as the culprit
+
+
+# -- the blame stage's output ------------------------------------------------------------------
+
+
+class Candidate(Record):
+    sha: str
+    lines: int
+    rejected: str | None = None  # why it cannot be the introducing commit, if it cannot
+
+
+class Evidence(Record):
+    link: Literal["trailer", "revert", "blame", "added-only"]
+    tier: Tier
+    lines_blamed: int          # code lines of the fix that blame traced to some commit
+    lines_agreeing: int        # of those, the ones that landed on the introducing commit
+    candidates: tuple[Candidate, ...]
+    looked_through: tuple[str, ...] = ()  # whitespace-only commits blame saw past
+
+
+class Defect(Record):
+    path: str
+    line_start: int
+    line_end: int
+    fix: str
+    fix_date: str
+    summary: str
+    evidence: Evidence
+
+
+class Label(Record):
+    """One fix's verdict: the commit it blames, or none and why."""
+
+    fix: str
+    intro: str | None
+    tier: Tier | None
+    defects: tuple[Defect, ...] = ()
+    dropped: str | None = None
+    blamed: tuple[str, ...] = ()  # every commit any of the fix's lines led to, for the clean stage
+
+
+class CleanPick(Record):
+    sha: str
+    observed_days: int
+
+
+# -- the visible and answer parts of a fixture ---------------------------------------------------------
+
+
+class VisibleFile(Record):
+    path: str
+    old_path: str | None = None
+    status: Literal["added", "modified", "deleted", "renamed"]
+    encoding: Literal["utf-8", "latin-1"] | None
+    before: str | None
+    after: str | None
+    omitted: Literal["binary", "too-large"] | None = None
+
+
+class Visible(Record):
+    id: str
+    title: str
+    description: str
+    diff: str
+    files: tuple[VisibleFile, ...]
+
+
+class Blanked(Record):
+    """A comment blanked in the visible part: where, and what it said."""
+
+    path: str
+    line: int
+    text: str
+
+
+class Answer(Record):
+    id: str
+    kind: Literal["bug", "clean"]
+    repository: str
+    split: str
+    base: str | None
+    head: str
+    head_date: str
+    author_date: str
+    defects: tuple[Defect, ...] | None = None
+    observed_days: int | None = None
+    fresh: dict[str, bool]
+    description_mode: Literal["original", "title", "none"]
+    blanked: tuple[Blanked, ...] = ()
+
+
+class Fixture(Record):
+    visible: Visible
+    answer: Answer
+
+
+def iso(when: dt.datetime) -> str:
+    return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,82 @@
+"""Stage 4: strip hints from what the reviewer will see.
+
+Descriptions lose trailers, issue and PR references, links, e-mail addresses and anything
+that looks like a commit SHA. Comments on the change's added lines that flag a problem
+(FIXME, TODO, XXX, ...) are blanked in place, so line numbers stay true; every blanked
+comment is returned so the answer part can record it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from miner.config import StripConfig
+from miner.lexer import comment_spans
+from miner.records import Blanked
+
+_URL = re.compile(r"(?:https?|ftp|ssh|git)://\S+|\bwww\.\S+", re.I)
+_EMAIL = re.compile(r"<?[\w.+-]+@[\w-]+(?:\.[\w-]+)+>?")
+_ISSUE = re.compile(r"(?:\b(?:GH|gh|GL|gl)-\d+\b|(?<![\w&])#\d+\b|\b[A-Z][A-Z0-9]+-\d+\b|\b[\w.-]+/[\w.-]+#\d+\b)")
+_SHA = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.I)
+_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related to|cherry[- ]picked from( commit)?)\s*:?\s*(?=$|[,.;)\]])", re.I)
+
+
+@lru_cache(maxsize=8)
+def _trailer(keys: tuple[str, ...]) -> re.Pattern[str]:
+    names = "|".join(re.escape(k) for k in keys)
+    return re.compile(rf"^\s*(?:{names})\s*:.*$|^\s*\(cherry picked from commit [0-9a-f]+\)\s*$", re.I)
+
+
+def scrub(text: str) -> str:
+    """Remove links, addresses, references and SHAs from one piece of text."""
+    for pattern in (_URL, _EMAIL, _ISSUE, _SHA):
+        text = pattern.sub("", text)
+    text = _CLOSING.sub("", text)
+    text = re.sub(r"\(\s*[,;]?\s*\)|\[\s*\]", "", text)
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"\s+([,.;:)])", r"\1", text)
+    return text.strip(" \t-:;,")
+
+
+def sanitize_message(message: str, mode: str, config: StripConfig) -> tuple[str, str]:
+    """(title, description) of a commit message, with hints removed, for the given mode."""
+    if mode == "none":
+        return "", ""
+    lines = message.strip().split("\n")
+    title = scrub(lines[0])
+    if mode == "title":
+        return title, ""
+    trailer = _trailer(tuple(config.trailer_keys))
+    kept = [scrub(line) for line in lines[1:] if not trailer.match(line)]
+    # A trailer-like "Key: value" block at the very end is metadata, whatever its key.
+    while kept and re.match(r"^[A-Za-z][\w-]*:\s", kept[-1]) and "-" in kept[-1].split(":")[0]:
+        kept.pop()
+    description = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return title, description
+
+
+@lru_cache(maxsize=8)
+def _marker(markers: tuple[str, ...]) -> re.Pattern[str]:
+    words = "|".join(re.escape(m) for m in markers)
+    return re.compile(rf"\b(?:{words})\b|(?<![\w&])#\d+\b|\b(?:GH|gh)-\d+\b|https?://", re.UNICODE)
+
+
+def blank_comments(path: str, text: str, added: set[int], config: StripConfig) -> tuple[str, list[Blanked]]:
+    """Blank, in place, the comments on added lines that flag a problem.
+
+    The comment's text goes; the line and any code before the comment stay, so every line
+    number of the file is unchanged.
+    """
+    marker = _marker(tuple(config.comment_markers))
+    spans = [s for s in comment_spans(path, text) if s.line in added and marker.search(s.text)]
+    if not spans:
+        return text, []
+    lines = text.split("\n")
+    edits: list[Blanked] = []
+    for span in sorted(spans, key=lambda s: (s.line, -s.start)):
+        original = lines[span.line - 1]
+        lines[span.line - 1] = (original[:span.start] + original[span.end:]).rstrip()
+        edits.append(Blanked(path=path, line=span.line, text=span.text))
+    edits.sort(key=lambda b: (b.line, b.text))
+    return "\n".join(lines), edits

@@ -1,0 +1,85 @@
+"""Stage 6: write the fixture set, atomically.
+
+Everything is written into a staging directory beside the destination and moved into place
+only when complete, with ``manifest.json`` last: an interrupted build leaves no directory
+that looks finished, and an existing output is replaced only with ``--force`` and only if
+it is miner's own output (or empty), so no one's files are lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from miner.errors import OutputDirError
+from miner.records import Fixture
+
+MANIFEST = "manifest.json"
+
+
+def dumps(data: Any) -> str:
+    """The one JSON form miner writes: sorted keys, UTF-8, stable across runs."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def check_destination(out: Path, force: bool) -> None:
+    """Refuse, before any work, an output that would lose data or cannot be written."""
+    if out.exists() and not out.is_dir():
+        raise OutputDirError(f"--out {out} is a file; give a directory path")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise OutputDirError(f"--out {out} is not empty; pass --force to replace it, or choose a new directory")
+        if not (out / MANIFEST).is_file():
+            raise OutputDirError(f"--out {out} holds files that are not a miner output; choose another directory")
+    parent = out.resolve().parent
+    existing = parent
+    while not existing.exists():
+        existing = existing.parent
+    if not os.access(existing, os.W_OK):
+        raise OutputDirError(f"cannot write to {existing}; choose an --out where you have write permission")
+
+
+class Staging:
+    """A directory that becomes the output only when ``finish`` is called."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.dir = out.parent / f".miner-staging-{out.name}-{os.getpid()}"
+        if self.dir.exists():
+            shutil.rmtree(self.dir)
+        (self.dir / "visible").mkdir(parents=True)
+        (self.dir / "answers").mkdir()
+
+    def add(self, fixture: Fixture) -> tuple[str, str]:
+        """Write one fixture; return the relative paths of its visible and answer files."""
+        fid = fixture.visible.id
+        visible, answer = f"visible/{fid}.json", f"answers/{fid}.json"
+        write_atomic(self.dir / visible, dumps(fixture.visible.model_dump(mode="json")))
+        write_atomic(self.dir / answer, dumps(fixture.answer.model_dump(mode="json")))
+        return visible, answer
+
+    def finish(self, manifest: dict[str, Any]) -> None:
+        write_atomic(self.dir / MANIFEST, dumps(manifest))
+        old: Path | None = None
+        if self.out.exists():
+            old = self.out.parent / f".miner-old-{self.out.name}-{os.getpid()}"
+            os.replace(self.out, old)
+        os.replace(self.dir, self.out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def abort(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
