@@ -239,10 +239,13 @@ def build_repo(spec_dir: Path, dest: Path) -> dict[str, str]:
     try:
         for chunk in fast_import_chunks(spec, sha_of):
             pipe_in.write(chunk)
-        pipe_in.close()
-    finally:
-        if proc.wait() != 0:
-            raise SpecError(f"git fast-import failed building {spec_dir}")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    pipe_in.close()
+    if proc.wait() != 0:
+        raise SpecError(f"git fast-import failed building {spec_dir}")
     subprocess.run(["git", "-C", str(dest), "checkout", "-q", "-f", "main"], check=True, env=env)
     by_mark = {}
     for line in marks_file.read_text().splitlines():

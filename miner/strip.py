@@ -33,7 +33,7 @@ def scrub(text: str) -> str:
     for pattern in (_URL, _EMAIL, _ISSUE, _SHA):
         text = pattern.sub("", text)
     text = _CLOSING.sub("", text)
-    text = re.sub(r"\(\s*[,;]?\s*\)|\[\s*\]", "", text)
+    text = re.sub(r"\([\s,;]*\)|\[[\s,;]*\]", "", text)
     text = re.sub(r"[ \t]{2,}", " ", text)
     text = re.sub(r"\s+([,.;:)])", r"\1", text)
     return text.strip(" \t-:;,")

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set up miner with its test extras in ./.venv and run the whole test suite.
+# Needs only Python 3.11+ and git.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[test]"
+exec .venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,212 @@
+"""End to end on every sample repository: the answers miner writes match the hand-written truth."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from miner.build import build
+from miner.config import TIERS, load_config
+
+from conftest import Sample
+
+URL = re.compile(r"https?://|www\.")
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+ISSUE = re.compile(r"(?<![\w&])#\d+\b|\bGH-\d+\b|\b[A-Z]{2,}-\d+\b")
+
+
+def answers(out: Path) -> dict[str, dict]:
+    """head SHA -> answer, for every fixture of an output directory."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    found = {}
+    for entry in manifest["fixtures"]:
+        answer = json.loads((out / entry["answer"]).read_text())
+        assert answer["id"] == entry["id"] and answer["kind"] == entry["kind"]
+        found[answer["head"]] = answer
+    return found
+
+
+def all_shas(repo: Path) -> list[str]:
+    out = subprocess.run(["git", "-C", str(repo), "rev-list", "--all"], capture_output=True, check=True, text=True)
+    return out.stdout.split()
+
+
+def test_every_truth_defect_yields_its_bug_fixture(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    for name, sample in samples.items():
+        found = answers(full_build[name])
+        for defect in sample.truth["defects"]:
+            where = f"{name}: {defect['case']} (fix {defect['fix']})"
+            answer = found.get(sample.sha(defect["introduced_by"]))
+            assert answer is not None, f"{where}: no fixture for {defect['introduced_by']}"
+            assert answer["kind"] == "bug", where
+            mine = [d for d in answer["defects"] if d["fix"] == sample.sha(defect["fix"])]
+            assert mine, f"{where}: fixture has no defect from this fix"
+            assert {d["path"] for d in mine} == {defect["path"]}, where
+            lines = sorted(n for d in mine for n in range(d["line_start"], d["line_end"] + 1))
+            assert lines == sample.truth_lines(defect), where
+            link = {d["evidence"]["link"] for d in mine}
+            assert link == {defect["evidence"]}, f"{where}: evidence {link}"
+
+
+def test_no_other_bug_fixtures(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    for name, sample in samples.items():
+        expected = {sample.sha(d["introduced_by"]) for d in sample.truth["defects"]}
+        bugs = {head for head, a in answers(full_build[name]).items() if a["kind"] == "bug"}
+        names = {v: k for k, v in sample.shas.items()}
+        assert bugs <= expected, f"{name}: unexpected bug fixtures {[names[b] for b in bugs - expected]}"
+
+
+def test_clean_fixtures_are_exactly_the_clean_commits(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    for name, sample in samples.items():
+        names = {v: k for k, v in sample.shas.items()}
+        clean = {names[h] for h, a in answers(full_build[name]).items() if a["kind"] == "clean"}
+        assert clean == set(sample.truth["clean"]), name
+
+
+def test_never_commits_never_appear(samples: dict[str, Sample], full_build: dict[str, Path],
+                                    default_build: Path) -> None:
+    default = answers(default_build)
+    for name, sample in samples.items():
+        heads = set(answers(full_build[name])) | set(default)
+        for cid in sample.truth["never"]:
+            assert sample.sha(cid) not in heads, f"{name}: {cid} became a fixture"
+
+
+def test_unlabelled_fixes_are_dropped_with_their_reason(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    for name, sample in samples.items():
+        manifest = json.loads((full_build[name] / "manifest.json").read_text())
+        dropped = manifest["repositories"][0]["dropped"]["blame"]
+        found = answers(full_build[name])
+        for entry in sample.truth.get("unlabelled_fixes", []):
+            assert dropped.get(entry["reason"], 0) >= 1, f"{name}: {entry}"
+            fix = sample.sha(entry["fix"])
+            assert not any(d["fix"] == fix for a in found.values() for d in a["defects"] or []), name
+
+
+def test_default_output_keeps_only_tiers_up_to_blame(samples: dict[str, Sample], default_build: Path) -> None:
+    found = answers(default_build)
+    kept = TIERS[: TIERS.index("blame") + 1]
+    for answer in found.values():
+        for defect in answer["defects"] or []:
+            assert defect["evidence"]["tier"] in kept
+    for sample in samples.values():
+        for defect in sample.truth["defects"]:
+            fix = sample.sha(defect["fix"])
+            present = any(d["fix"] == fix for a in found.values() for d in a["defects"] or [])
+            assert present == (defect["evidence"] != "added-only"), f"{sample.name}: {defect['case']}"
+
+
+def test_visible_files_hold_no_sha_link_issue_or_email(samples: dict[str, Sample], default_build: Path,
+                                                       full_build: dict[str, Path]) -> None:
+    prefixes = {sha[:7] for s in samples.values() for sha in all_shas(s.path)}
+    for out in [default_build, *full_build.values()]:
+        for visible in sorted((out / "visible").glob("*.json")):
+            data = json.loads(visible.read_text())
+            assert set(data) == {"id", "title", "description", "diff", "files"}
+            shown = " ".join([data["title"], data["description"], data["diff"]])
+            for token in re.findall(r"\b[0-9a-f]{7,40}\b", shown):
+                assert token[:7] not in prefixes, f"{visible.name}: SHA {token}"
+            message = data["title"] + "\n" + data["description"]
+            assert not URL.search(message) and not EMAIL.search(message) and not ISSUE.search(message), message
+
+
+def test_fixme_comments_are_blanked_and_recorded(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    for name, sample in samples.items():
+        cases = [d for d in sample.truth["defects"] if d["case"] == "fixme"]
+        assert cases, f"{name}: no fixme case"
+        out = full_build[name]
+        for defect in cases:
+            answer = answers(out)[sample.sha(defect["introduced_by"])]
+            assert answer["blanked"], f"{name}: nothing blanked"
+            visible = json.loads((out / "visible" / f"{answer['id']}.json").read_text())
+            for edit in answer["blanked"]:
+                after = next(f["after"] for f in visible["files"] if f["path"] == edit["path"])
+                line = after.split("\n")[edit["line"] - 1]
+                assert edit["text"] not in line
+                assert not re.search(r"FIXME|TODO|XXX", line)
+                assert edit["text"] not in visible["diff"]
+            # Blanking keeps every line number: the head file has as many lines as before.
+            head = sample.show(defect["introduced_by"], defect["path"]).decode("utf-8", "replace")
+            after = next(f["after"] for f in visible["files"] if f["path"] == defect["path"])
+            assert after.count("\n") == head.count("\n")
+
+
+def test_visible_contents_give_back_the_exact_bytes(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    checked_latin1 = 0
+    for name, sample in samples.items():
+        out = full_build[name]
+        for head, answer in answers(out).items():
+            if answer["blanked"]:
+                continue
+            visible = json.loads((out / "visible" / f"{answer['id']}.json").read_text())
+            for f in visible["files"]:
+                if f["omitted"] or f["after"] is None:
+                    continue
+                blob = subprocess.run(["git", "-C", str(sample.path), "show", f"{head}:{f['path']}"],
+                                      capture_output=True, check=True).stdout
+                assert f["after"].encode(f["encoding"]) == blob, f"{name}: {f['path']}"
+                checked_latin1 += f["encoding"] == "latin-1"
+    assert checked_latin1 >= 1, "no sample fixture carries a non-UTF-8 file"
+
+
+def test_two_runs_are_byte_identical(samples: dict[str, Sample], tmp_path: Path, default_build: Path) -> None:
+    again = tmp_path / "again"
+    build([s.path for s in samples.values()], again, load_config(), progress=False)
+    first = sorted(p.relative_to(default_build) for p in default_build.rglob("*") if p.is_file())
+    second = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    assert first == second
+    for rel in first:
+        assert (default_build / rel).read_bytes() == (again / rel).read_bytes(), rel
+
+
+def test_fixture_ids_are_stable_and_opaque(samples: dict[str, Sample], default_build: Path,
+                                           full_build: dict[str, Path]) -> None:
+    """The same repository and commit give the same id in every build, and the id shows no SHA."""
+    default_answers = answers(default_build)
+    shared = 0
+    for name in samples:
+        for head, answer in answers(full_build[name]).items():
+            assert head[:7] not in answer["id"]
+            if head in default_answers:
+                assert default_answers[head]["id"] == answer["id"]
+                shared += 1
+    assert shared > 0
+
+
+def test_manifest_records_provenance(samples: dict[str, Sample], default_build: Path) -> None:
+    manifest = json.loads((default_build / "manifest.json").read_text())
+    assert manifest["miner_version"] and len(manifest["config_hash"]) == 16
+    repos = {r["name"]: r for r in manifest["repositories"]}
+    assert set(repos) == set(samples)
+    for name, sample in samples.items():
+        head = subprocess.run(["git", "-C", str(sample.path), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        assert repos[name]["head"] == head
+        assert repos[name]["dropped"]["walk"] is not None
+        assert sum(repos[name]["dropped"]["clean"].values()) > 0
+
+
+def test_mining_never_writes_to_the_repository(samples: dict[str, Sample], tmp_path: Path) -> None:
+    sample = next(iter(samples.values()))
+
+    def snapshot() -> dict[str, tuple[int, int]]:
+        return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in sample.path.rglob("*") if p.is_file()}
+
+    before = snapshot()
+    build([sample.path], tmp_path / "out", load_config(), progress=False)
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("mode", ["title", "none"])
+def test_description_modes(samples: dict[str, Sample], tmp_path: Path, mode: str) -> None:
+    sample = next(iter(samples.values()))
+    config = load_config().with_overrides(strip={"description": mode})
+    build([sample.path], tmp_path / "out", config, progress=False)
+    for visible in (tmp_path / "out" / "visible").glob("*.json"):
+        data = json.loads(visible.read_text())
+        assert data["description"] == ""
+        assert (data["title"] == "") == (mode == "none")

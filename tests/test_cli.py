@@ -1,0 +1,145 @@
+"""The command line: every bad input gets one line naming the cause and the fix, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from miner.cli import main
+
+from conftest import Sample
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def sample(samples: dict[str, Sample]) -> Path:
+    return next(iter(samples.values())).path
+
+
+def assert_one_line_error(code: int, err: str, *words: str) -> None:
+    assert code == 2, err
+    lines = [line for line in err.strip().split("\n") if line]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in err
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def test_help_works_with_dash_h() -> None:
+    code, out, _ = run("-h")
+    assert code == 0 and "build" in out
+    code, out, _ = run("build", "-h")
+    assert code == 0 and "Example:" in out
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    code, _, err = run("build", str(tmp_path / "plain"), "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, "not a git repository")
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    code, _, err = run("build", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, "does not exist")
+
+
+def test_empty_repository(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path / "empty")], check=True)
+    code, _, err = run("build", str(tmp_path / "empty"), "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, "no commits")
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_revision(sample: Path, tmp_path: Path) -> None:
+    code, _, err = run("build", str(sample), "--rev", "no-such-branch", "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, "unknown revision", "no-such-branch")
+    assert not (tmp_path / "out").exists()
+
+
+def test_non_empty_output_needs_force_and_keeps_its_files(sample: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "precious.txt").write_text("keep me")
+    code, _, err = run("build", str(sample), "--out", str(out))
+    assert_one_line_error(code, err, "not empty", "--force")
+    code, _, err = run("build", str(sample), "--out", str(out), "--force")
+    assert_one_line_error(code, err, "not a miner output")
+    assert (out / "precious.txt").read_text() == "keep me"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_force_replaces_a_previous_output(sample: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run("build", str(sample), "--out", str(out), "-q")[0] == 0
+    first = (out / "manifest.json").read_bytes()
+    code, _, err = run("build", str(sample), "--out", str(out), "-q", "--force")
+    assert code == 0, err
+    assert (out / "manifest.json").read_bytes() == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("content,words", [
+    ("clean: [unclosed", ["not valid YAML"]),
+    ("clean:\n  wait_days: soon\n", ["clean.wait_days"]),
+    ("cleen:\n  wait_days: 3\n", ["cleen"]),
+    ("- a list\n", ["mapping"]),
+])
+def test_bad_config(sample: Path, tmp_path: Path, content: str, words: list[str]) -> None:
+    config = tmp_path / "miner.yaml"
+    config.write_text(content)
+    code, _, err = run("build", str(sample), "--config", str(config), "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, *words)
+    assert not (tmp_path / "out").exists()
+
+
+def test_unreadable_config(sample: Path, tmp_path: Path) -> None:
+    code, _, err = run("build", str(sample), "--config", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "cannot read config")
+
+
+def test_output_is_a_file(sample: Path, tmp_path: Path) -> None:
+    (tmp_path / "out").write_text("x")
+    code, _, err = run("build", str(sample), "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, "is a file")
+
+
+def test_json_report(sample: Path, tmp_path: Path) -> None:
+    code, out, err = run("build", str(sample), "--out", str(tmp_path / "out"), "--json", "-q")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["fixtures"] == len(json.loads((tmp_path / "out" / "manifest.json").read_text())["fixtures"])
+
+
+def test_summary_on_stderr(sample: Path, tmp_path: Path) -> None:
+    code, out, err = run("build", str(sample), "--out", str(tmp_path / "out"))
+    assert code == 0 and out == ""
+    assert "dropped at clean" in err and "wrote" in err
+
+
+def test_interrupted_build_leaves_nothing_that_looks_complete(sample: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import miner.build
+
+    calls = {"n": 0}
+    real = miner.build.make_fixture
+
+    def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(miner.build, "make_fixture", flaky)
+    code, _, err = run("build", str(sample), "--out", str(tmp_path / "out"))
+    assert code == 130 and "nothing was written" in err
+    assert list(tmp_path.iterdir()) == []
