@@ -20,6 +20,7 @@ from typing import Protocol
 
 from miner.classify import has_generated_marker, is_bot, path_kind
 from miner.config import TIERS, Config, Tier
+from miner.errors import MissingObjectError
 from miner.git import BlameHit
 from miner.lexer import code_lines
 from miner.records import Candidate, CommitMeta, Defect, Evidence, FileDiff, FixCommit, Label, iso
@@ -74,13 +75,19 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
         if kind != "source":
             skipped[f"fix_lines_in_{kind}"] += 1
             continue
-        data = history.blob(parent, diff.old_path)
+        try:
+            data = history.blob(parent, diff.old_path)
+        except MissingObjectError:
+            skipped["fix_file_missing_object"] += 1
+            continue
         if data is None:
             continue
         if has_generated_marker(data, config.paths):
             skipped["fix_lines_in_generated"] += 1
             continue
-        code = code_lines(diff.old_path, _text(data))
+        # Insertions need the code after them, to the end; removed lines only need lexing up to the last.
+        upto = max((n for n, _ in diff.removed), default=0) if not diff.insertions else None
+        code = code_lines(diff.old_path, _text(data), upto)
         lines = [n for n, _ in diff.removed if n in code]
         if len(lines) < len(diff.removed):
             skipped["fix_lines_blank_or_comment"] += len(diff.removed) - len(lines)

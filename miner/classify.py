@@ -10,7 +10,7 @@ from typing import Literal
 from miner.config import Config, FixesConfig, PathsConfig
 from miner.records import CommitMeta, LinkKind
 
-PathKind = Literal["source", "docs", "tests", "vendored", "generated", "lockfile"]
+PathKind = Literal["source", "docs", "tests", "vendored", "generated", "lockfile", "config"]
 
 
 @lru_cache(maxsize=256)
@@ -34,6 +34,8 @@ def path_kind(path: str, paths: PathsConfig) -> PathKind:
         return "generated"
     if _matches(path, paths.lockfiles):
         return "lockfile"
+    if _matches(path, paths.config):
+        return "config"
     if _matches(path, paths.tests):
         return "tests"
     if _matches(path, paths.docs):

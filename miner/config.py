@@ -50,6 +50,7 @@ class PathsConfig(_Section):
     tests: list[str]
     vendored: list[str]
     generated: list[str]
+    config: list[str]
     lockfiles: list[str]
     generated_markers: list[str]
 

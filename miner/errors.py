@@ -30,3 +30,7 @@ class OutputDirError(MinerError):
 
 class SpecError(MinerError):
     """A sample-repository spec is malformed."""
+
+
+class MissingObjectError(MinerError):
+    """The repository lacks an object its history names (partial clone, damaged store)."""

@@ -13,6 +13,7 @@ import hashlib
 import re
 
 from miner.config import Config
+from miner.errors import MissingObjectError
 from miner.git import Repo
 from miner.records import Answer, Blanked, Defect, Fixture, Visible, VisibleFile, iso
 from miner.split import freshness
@@ -122,12 +123,18 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
     blanked_text: dict[str, dict[int, str]] = {}
     omitted: set[str] = set()
     for status, old_path, new_path in sorted(repo.changes(base, head), key=lambda c: (c[2] or c[1] or "")):
-        before = repo.blob(base, old_path) if base and old_path else None
-        after = repo.blob(head, new_path) if new_path else None
         path = new_path or old_path or ""
-        datas = [d for d in (before, after) if d is not None]
         reason = None
-        if any(_is_binary(d) for d in datas):
+        try:
+            before = repo.blob(base, old_path) if base and old_path else None
+            after = repo.blob(head, new_path) if new_path else None
+        except MissingObjectError:
+            before = after = None
+            reason = "missing"
+        datas = [d for d in (before, after) if d is not None]
+        if reason:
+            pass
+        elif any(_is_binary(d) for d in datas):
             reason = "binary"
         elif any(len(d) > config.output.max_file_bytes for d in datas):
             reason = "too-large"

@@ -21,7 +21,8 @@ from typing import Any
 
 import pygit2
 
-from miner.errors import EmptyRepositoryError, MinerError, NotARepositoryError, UnknownRevisionError
+from miner.errors import (EmptyRepositoryError, MinerError, MissingObjectError, NotARepositoryError,
+                          UnknownRevisionError)
 from miner.records import CommitMeta, FileDiff, FileStat
 
 _GIT_CONFIG = [
@@ -231,7 +232,10 @@ class Repo:
             entry = commit.tree[path]
         except KeyError:
             return None
-        obj = self._repo[entry.id]
+        try:
+            obj = self._repo[entry.id]
+        except KeyError as exc:  # a partial or damaged clone: the tree names a blob that is absent
+            raise MissingObjectError(f"{path} at {sha[:12]}: blob {entry.id} is missing from the repository") from exc
         if not isinstance(obj, pygit2.Blob):
             return None
         return bytes(obj.data)

@@ -21,6 +21,7 @@ class CommentSpan:
     start: int   # column of the first character, 0-based
     end: int     # column after the last character
     text: str
+    token: int   # spans of one multi-line comment share this number
 
 
 @lru_cache(maxsize=256)
@@ -40,8 +41,12 @@ def _is_space(token: object, value: str) -> bool:
     return (token in Whitespace or token in Text) and not value.strip()
 
 
-def code_lines(path: str, text: str) -> set[int]:
-    """1-based numbers of the lines holding code: not blank, not only comments."""
+def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
+    """1-based numbers of the lines holding code: not blank, not only comments.
+
+    With ``upto``, lexing stops once past that line: callers that need a few lines near the
+    top of a large file do not pay for the rest.
+    """
     lines = text.split("\n")
     lexer = _lexer(path)
     if lexer is None:
@@ -55,6 +60,8 @@ def code_lines(path: str, text: str) -> set[int]:
                 if part.strip():
                     code.add(first + n)
         line += value.count("\n")
+        if upto is not None and line > upto:
+            break
     return code
 
 
@@ -65,13 +72,13 @@ def comment_spans(path: str, text: str) -> list[CommentSpan]:
         return []
     spans: list[CommentSpan] = []
     line, col = 1, 0
-    for token, value in lexer.get_tokens(text):
+    for index, (token, value) in enumerate(lexer.get_tokens(text)):
         parts = value.split("\n")
         if token in Comment and token not in Comment.Preproc and token not in Comment.PreprocFile:
             for n, part in enumerate(parts):
                 start = col if n == 0 else 0
                 if part:
-                    spans.append(CommentSpan(line + n, start, start + len(part), part))
+                    spans.append(CommentSpan(line + n, start, start + len(part), part, index))
         if len(parts) > 1:
             line += len(parts) - 1
             col = len(parts[-1])

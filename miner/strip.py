@@ -28,8 +28,14 @@ def _trailer(keys: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"^\s*(?:{names})\s*:.*$|^\s*\(cherry picked from commit [0-9a-f]+\)\s*$", re.I)
 
 
+_REF_SENTENCE = re.compile(
+    r"\b(?:this\s+|which\s+|that\s+|and\s+)?(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|refs?|see|addresse[sd])\s+"
+    r"(?:issue\s+|bug\s+|pr\s+)?(?:(?:[\w.-]+/[\w.-]+)?#|GH-|gh-|[A-Z][A-Z0-9]+-)\d+\b[.,;]?", re.I)
+
+
 def scrub(text: str) -> str:
     """Remove links, addresses, references and SHAs from one piece of text."""
+    text = _REF_SENTENCE.sub("", text)
     for pattern in (_URL, _EMAIL, _ISSUE, _SHA):
         text = pattern.sub("", text)
     text = _CLOSING.sub("", text)
@@ -69,10 +75,15 @@ def blank_comments(path: str, text: str, added: set[int], config: StripConfig) -
     number of the file is unchanged.
     """
     marker = _marker(tuple(config.comment_markers))
-    spans = [s for s in comment_spans(path, text) if s.line in added and marker.search(s.text)]
+    lines = text.split("\n")
+    if not any(marker.search(lines[n - 1]) for n in added if 0 < n <= len(lines)):
+        return text, []  # no added line could hold a flagged comment: skip the lexer
+    every = comment_spans(path, text)
+    flagged = {s.token for s in every if s.line in added and marker.search(s.text)}
+    # A flagged comment goes whole, all its lines, so no stray comment end is left behind.
+    spans = [s for s in every if s.token in flagged and s.line in added]
     if not spans:
         return text, []
-    lines = text.split("\n")
     edits: list[Blanked] = []
     for span in sorted(spans, key=lambda s: (s.line, -s.start)):
         original = lines[span.line - 1]
