@@ -1,0 +1,56 @@
+"""The clean stage's rules and its seeded sample, on records written here (no git)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from miner.clean import pick_clean, why_not_clean
+from miner.config import load_config
+from miner.records import CommitMeta, FileStat
+
+CONFIG = load_config()
+DAY = 86400
+NOW = 1000 * DAY
+
+
+def meta(sha: str, *, days_old: int = 400, paths: tuple[str, ...] = ("src/a.py",), lines: int = 10,
+         author: str = "Ann", parents: tuple[str, ...] = ("p" * 40,)) -> CommitMeta:
+    return CommitMeta(sha=sha, parents=parents, author_name=author, author_email="a@example.com",
+                      author_time=NOW - days_old * DAY, committer_time=NOW - days_old * DAY, message="Work",
+                      files=tuple(FileStat(path=p, added=lines, removed=0) for p in paths))
+
+
+def reason(m: CommitMeta, blamed: set[str] = frozenset(), fixes: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
+    return why_not_clean(m, CONFIG, NOW, set(blamed), set(fixes))
+
+
+def test_each_rule() -> None:
+    assert reason(meta("a")) is None
+    assert reason(meta("a", parents=())) == "initial_import"
+    assert reason(meta("a", author="renovate[bot]")) == "bot_author"
+    assert reason(meta("a"), fixes={"a"}) == "is_fix"
+    assert reason(meta("a"), blamed={"a"}) == "blamed_by_fix"
+    assert reason(meta("a", paths=("docs/x.md", "tests/test_a.py"))) == "no_source_change"
+    assert reason(meta("a", lines=801)) == "too_large"
+    assert reason(meta("a", days_old=364)) == "too_young"
+    shorter = CONFIG.with_overrides(clean={"wait_days": 30})
+    assert why_not_clean(meta("a", days_old=364), shorter, NOW, set(), set()) is None
+
+
+def test_sample_is_seeded_and_counts_what_it_leaves() -> None:
+    commits = [meta(f"{i:040x}") for i in range(50)]
+    dropped: Counter[str] = Counter()
+    first = pick_clean(commits, 5, CONFIG, NOW, set(), set(), lambda s: False, dropped)
+    again = pick_clean(list(reversed(commits)), 5, CONFIG, NOW, set(), set(), lambda s: False, Counter())
+    assert [p.sha for p in first] == [p.sha for p in again]
+    assert dropped["not_sampled"] == 45
+    other = pick_clean(commits, 5, CONFIG.model_copy(update={"seed": 1}), NOW, set(), set(), lambda s: False, Counter())
+    assert [p.sha for p in other] != [p.sha for p in first]
+    assert all(p.observed_days == 400 for p in first)
+
+
+def test_reformats_are_skipped_in_the_sample() -> None:
+    commits = [meta(f"{i:040x}") for i in range(10)]
+    dropped: Counter[str] = Counter()
+    picks = pick_clean(commits, 10, CONFIG, NOW, set(), set(), lambda s: s.endswith("3"), dropped)
+    assert len(picks) == 9 and dropped["whitespace_only"] == 1
