@@ -16,6 +16,7 @@ import click
 from miner.build import build, summary_table
 from miner.config import TIERS, load_config
 from miner.errors import MinerError
+from miner.explain import explain
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -55,11 +56,13 @@ def main() -> None:
 @click.option("--description", type=click.Choice(["original", "title", "none"]), default=None,
               help="What the reviewer sees of the commit message (default: original, sanitized).")
 @click.option("--seed", type=int, default=None, help="Seed for the clean sample.")
+@click.option("--blame-only", is_flag=True,
+              help="Ignore trailers and reverts; label by blame alone (to score blame against them).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @config_option
 def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, min_tier: str | None,
-              description: str | None, seed: int | None, as_json: bool, quiet: bool,
+              description: str | None, seed: int | None, blame_only: bool, as_json: bool, quiet: bool,
               config_path: Path | None) -> None:
     """Mine REPOS into a fixture set at --out.
 
@@ -69,8 +72,9 @@ def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, min_tie
     """
     config = load_config(config_path)
     overrides: dict[str, dict[str, Any]] = {}
-    if min_tier:
-        overrides["labels"] = {"min_tier": min_tier}
+    if min_tier or blame_only:
+        overrides["labels"] = {**({"min_tier": min_tier} if min_tier else {}),
+                               **({"blame_only": True} if blame_only else {})}
     if description:
         overrides["strip"] = {"description": description}
     config = config.with_overrides(**overrides)
@@ -84,6 +88,19 @@ def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, min_tie
                                "repositories": [r.to_json() for r in result.reports]}, indent=2, sort_keys=True))
     else:
         click.echo(summary_table(result), err=True)
+
+
+@main.command("explain", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("fixture_id")
+def explain_cmd(out: Path, fixture_id: str) -> None:
+    """Show how the label of FIXTURE_ID in the build output OUT was made.
+
+    Example:
+
+        miner explain fixtures_out fx-4y7vckxlnpitlj5v
+    """
+    click.echo(explain(out, fixture_id))
 
 
 if __name__ == "__main__":

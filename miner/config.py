@@ -63,6 +63,7 @@ class BotsConfig(_Section):
 
 class LabelsConfig(_Section):
     min_tier: Tier
+    blame_only: bool
     import_lines: int = Field(gt=0)
     max_intro_changed_lines: int = Field(gt=0)
     max_cosmetic_hops: int = Field(ge=0)

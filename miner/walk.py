@@ -19,6 +19,8 @@ def find_fixes(commits: Iterable[CommitMeta], config: Config, expand: Callable[[
     """Yield each commit whose message marks it as a fix; count what was refused and why."""
     for meta in commits:
         link, prefixes, rejected = fix_link(meta.message, config.fixes)
+        if config.labels.blame_only and link in ("trailer", "revert"):
+            link, prefixes = "keyword", ()
         if link is None:
             if rejected:
                 dropped[rejected] += 1
