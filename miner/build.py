@@ -17,9 +17,10 @@ from tqdm import tqdm
 
 from miner import __version__
 from miner.blame import label_fixes, tier_allowed
+from miner.classify import has_generated_marker
 from miner.clean import pick_clean, wanted
 from miner.config import Config
-from miner.errors import MinerError
+from miner.errors import MinerError, MissingObjectError
 from miner.fixture import make_fixture
 from miner.git import Repo
 from miner.records import CommitMeta, Defect, FileDiff, FixCommit, Label, iso
@@ -152,7 +153,8 @@ def _mine(repo: Repo, name: str, head: str, config: Config, staging: Staging, pr
     blamed = {sha for lab in labels for sha in lab.blamed}
     fix_shas = {f.meta.sha for f in fixes}
     picks = pick_clean(metas.values(), wanted(len(bugs), config), config, int(head_date.timestamp()),
-                       blamed, fix_shas, repo.is_cosmetic, report.dropped["clean"])
+                       blamed, fix_shas, repo.is_cosmetic, report.dropped["clean"],
+                       lambda sha, path: _generated(repo, sha, path, config))
     jobs: list[tuple[str, str, tuple[Defect, ...] | None, int | None]] = \
         [("bug", sha, defects, None) for sha, defects in sorted(bugs.items())] + \
         [("clean", p.sha, None, p.observed_days) for p in picks]
@@ -168,6 +170,13 @@ def _mine(repo: Repo, name: str, head: str, config: Config, staging: Staging, pr
                         "visible": visible, "answer": answer})
     report.bugs, report.clean = len(bugs), len(picks)
     return report, entries
+
+
+def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
+    try:
+        return has_generated_marker(repo.blob(sha, path) or b"", config.paths)
+    except MissingObjectError:
+        return False
 
 
 def summary_table(result: BuildResult) -> str:

@@ -30,7 +30,7 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
         return "is_fix"
     if meta.sha in blamed:
         return "blamed_by_fix"
-    if not any(path_kind(f.path, config.paths) == "source" and not f.binary for f in meta.files):
+    if not source_paths(meta, config):
         return "no_source_change"
     if meta.changed_lines > config.clean.max_changed_lines:
         return "too_large"
@@ -47,10 +47,19 @@ def wanted(bugs: int, config: Config) -> int:
     return min(config.clean.max_count, max(config.clean.min_count, math.ceil(bugs * config.clean.ratio)))
 
 
+def source_paths(meta: CommitMeta, config: Config) -> list[str]:
+    return [f.path for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
+
+
 def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_at: int,
                blamed: set[str], fixes: set[str], is_cosmetic: Callable[[str], bool],
-               dropped: Counter[str]) -> list[CleanPick]:
-    """A seeded sample of ``count`` clean commits; counts every refused candidate by reason."""
+               dropped: Counter[str], is_generated: Callable[[str, str], bool] = lambda sha, path: False,
+               ) -> list[CleanPick]:
+    """A seeded sample of ``count`` clean commits; counts every refused candidate by reason.
+
+    The checks that need git (whitespace-only, generated headers) run only on the commits
+    the sample reaches, in sample order.
+    """
     eligible: list[CommitMeta] = []
     for meta in commits:
         reason = why_not_clean(meta, config, mined_at, blamed, fixes)
@@ -66,6 +75,9 @@ def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_
             continue
         if is_cosmetic(meta.sha):
             dropped["whitespace_only"] += 1
+            continue
+        if all(is_generated(meta.sha, path) for path in source_paths(meta, config)):
+            dropped["generated_only"] += 1
             continue
         picks.append(CleanPick(sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400))
     return picks
