@@ -3,12 +3,20 @@
 walk fix commits -> blame back to the introducing commit -> pick clean commits -> strip
 hints (inside fixture assembly) -> split -> write. Each stage counts what it dropped and
 why; the counts land in the manifest and in the summary printed at the end.
+
+The expensive parts (blame, fixture assembly) run as tasks on an executor (inline, a
+process pool, or Dask); results are merged in a fixed order, so every engine and every
+``-j`` gives the same bytes. What was mined is cached in the output, so a rebuild only
+mines what is new, and an interrupted build resumes.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,17 +24,21 @@ from typing import Any
 from tqdm import tqdm
 
 from miner import __version__
-from miner.blame import label_fixes, tier_allowed
+from miner.blame import tier_allowed
+from miner.cache import Cache, labels_key, visible_key
 from miner.classify import has_generated_marker
 from miner.clean import pick_clean, wanted
 from miner.config import Config
+from miner.engine import (ExecutorKind, FixtureJob, LabelResult, chunks, fixture_task, label_task,
+                          make_executor)
 from miner.errors import MinerError, MissingObjectError
-from miner.fixture import make_fixture
+from miner.fixture import fixture_id
 from miner.git import Repo
-from miner.records import CommitMeta, Defect, FileDiff, FixCommit, Label, iso
-from miner.split import repository_split
+from miner.ledger import LEDGER, Ledger, assign, families, updated
+from miner.records import Answer, CommitMeta, Defect, Fixture, Label, Visible, iso
+from miner.split import freshness, repository_split
 from miner.walk import find_fixes
-from miner.write import Staging, check_destination
+from miner.write import MANIFEST, Staging, check_destination, dumps
 
 
 @dataclass
@@ -42,6 +54,7 @@ class RepoReport:
     labels: Counter[str] = field(default_factory=Counter)
     bugs: int = 0
     clean: int = 0
+    reused_labels: int = 0
     dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "blame", "bug", "clean")})
 
     def to_json(self) -> dict[str, Any]:
@@ -54,122 +67,41 @@ class RepoReport:
         }
 
 
+@dataclass(frozen=True)
+class Window:
+    """Which changes may become fixtures, by committer date (UTC)."""
+
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+
+    def holds(self, when: dt.datetime) -> bool:
+        return (self.since is None or when >= self.since) and (self.until is None or when <= self.until)
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"since": iso(self.since) if self.since else None, "until": iso(self.until) if self.until else None}
+
+
+@dataclass
+class _Mined:
+    """One repository after the walk, blame and clean stages: what will become fixtures."""
+
+    repo: Repo
+    report: RepoReport
+    jobs: list[FixtureJob]
+    metas: dict[str, CommitMeta]
+
+
 @dataclass
 class BuildResult:
     out: Path
     reports: list[RepoReport]
     fixtures: int
+    young_clean_left_out: int = 0
 
 
 def repository_name(path: Path) -> str:
     name = path.resolve().name
     return name[:-4] if name.endswith(".git") and len(name) > 4 else name
-
-
-def _with_diffs(repo: Repo, fixes: list[FixCommit]) -> Iterator[tuple[FixCommit, list[FileDiff]]]:
-    by_sha = {f.meta.sha: f for f in fixes}
-    for sha, diffs in repo.diffs(by_sha):
-        yield by_sha[sha], diffs
-
-
-def _bug_heads(labels: list[Label], metas: dict[str, CommitMeta], config: Config,
-               dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
-    """Introducing commit -> its defects, from every label that clears the tier bar."""
-    heads: dict[str, list[Defect]] = {}
-    for lab in labels:
-        if lab.intro is None or lab.tier is None:
-            continue
-        if not tier_allowed(lab.tier, config.labels.min_tier):
-            dropped[f"below_min_tier_{lab.tier}"] += 1
-            continue
-        meta = metas[lab.intro]
-        if meta.changed_lines > config.labels.max_intro_changed_lines:
-            dropped["intro_too_large"] += 1
-            continue
-        heads.setdefault(lab.intro, []).extend(lab.defects)
-    return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}
-
-
-def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", force: bool = False,
-          progress: bool = True, log: Callable[[str], None] = lambda _: None) -> BuildResult:
-    """Mine every repository and write one fixture set to ``out``."""
-    check_destination(out, force)
-    repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
-    names = [repository_name(p) for p in paths]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
-    if duplicate:
-        raise MinerError(f"two repositories are both named {duplicate!r}; give each a distinct directory name")
-    heads = [r.resolve(rev) for r in repos]
-    staging = Staging(out)
-    try:
-        entries: list[dict[str, str]] = []
-        reports: list[RepoReport] = []
-        for repo, name, head in zip(repos, names, heads):
-            report, written = _mine(repo, name, head, config, staging, progress, log)
-            reports.append(report)
-            entries += written
-        manifest = {
-            "miner_version": __version__,
-            "config_hash": config.digest(),
-            "min_tier": config.labels.min_tier,
-            "description_mode": config.strip.description,
-            "seed": config.seed,
-            "repositories": [r.to_json() for r in reports],
-            "fixtures": sorted(entries, key=lambda e: e["id"]),
-        }
-        staging.finish(manifest)
-    except BaseException:
-        staging.abort()
-        raise
-    return BuildResult(out=out, reports=reports, fixtures=len(entries))
-
-
-def _mine(repo: Repo, name: str, head: str, config: Config, staging: Staging, progress: bool,
-          log: Callable[[str], None]) -> tuple[RepoReport, list[dict[str, str]]]:
-    identity = repo.root_commits(head)[0]
-    head_date = repo.committer_date(head)
-    split = repository_split(name, identity, config.split)
-    report = RepoReport(name=name, identity=identity, head=head, head_date=iso(head_date), split=split,
-                        shallow=repo.shallow)
-    log(f"{name}: walking history at {head[:12]}")
-    metas: dict[str, CommitMeta] = {}
-    fixes: list[FixCommit] = []
-
-    def walked() -> Iterator[CommitMeta]:
-        for meta in repo.commits(head):
-            metas[meta.sha] = meta
-            yield meta
-
-    fixes = list(find_fixes(walked(), config, repo.expand, report.dropped["walk"]))
-    report.commits, report.fixes = len(metas), len(fixes)
-    pairs = _with_diffs(repo, fixes)
-    labels = list(label_fixes(tqdm(pairs, total=len(fixes), desc=f"{name}: blame", disable=not progress,
-                                   unit="fix", leave=False),
-                              repo, metas.get, config, report.dropped["blame"]))
-    for lab in labels:
-        if lab.tier:
-            report.labels[lab.tier] += 1
-    bugs = _bug_heads(labels, metas, config, report.dropped["bug"])
-    blamed = {sha for lab in labels for sha in lab.blamed}
-    fix_shas = {f.meta.sha for f in fixes}
-    picks = pick_clean(metas.values(), wanted(len(bugs), config), config, int(head_date.timestamp()),
-                       blamed, fix_shas, repo.is_cosmetic, report.dropped["clean"],
-                       lambda sha, path: _generated(repo, sha, path, config))
-    jobs: list[tuple[str, str, tuple[Defect, ...] | None, int | None]] = \
-        [("bug", sha, defects, None) for sha, defects in sorted(bugs.items())] + \
-        [("clean", p.sha, None, p.observed_days) for p in picks]
-    entries: list[dict[str, str]] = []
-    for kind, sha, defects, observed in tqdm(jobs, desc=f"{name}: write", disable=not progress, unit="fixture",
-                                             leave=False):
-        meta = metas[sha]
-        fixture = make_fixture(repo, repository=name, identity=identity, kind=kind, head=sha, split=split,
-                               defects=defects, observed_days=observed, config=config, message=meta.message,
-                               committed=meta.committed, authored=meta.authored)
-        visible, answer = staging.add(fixture)
-        entries.append({"id": fixture.visible.id, "kind": kind, "split": split, "repository": name,
-                        "visible": visible, "answer": answer})
-    report.bugs, report.clean = len(bugs), len(picks)
-    return report, entries
 
 
 def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
@@ -179,7 +111,253 @@ def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
         return False
 
 
-def summary_table(result: BuildResult) -> str:
+def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", force: bool = False,
+          progress: bool = True, log: Callable[[str], None] = lambda _: None, jobs: int = 1,
+          executor: ExecutorKind = "local", address: str | None = None, scheduler_file: str | None = None,
+          window: Window = Window(), use_cache: bool = True) -> BuildResult:
+    """Mine every repository and write one fixture set to ``out``."""
+    check_destination(out, force)
+    repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
+    names = [repository_name(p) for p in paths]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise MinerError(f"two repositories are both named {duplicate!r}; give each a distinct directory name")
+    heads = [r.resolve(rev) for r in repos]
+    previous = out if (out / MANIFEST).is_file() else None
+    ledger = _load_ledger(previous)
+    staging = Staging(out)
+    cache = Cache([s for s in (staging.resumed, previous) if s is not None] if use_cache else [], staging.dir)
+    pool, shutdown = make_executor(executor, jobs, address, scheduler_file)
+    try:
+        mined = [_mine(repo, name, head, config, pool, jobs, cache, window, progress, log)
+                 for repo, name, head in zip(repos, names, heads)]
+        entries, ledger = _write_fixtures(mined, config, pool, jobs, cache, staging, ledger, previous, progress)
+        cache.sort_labels()
+        staging.write(LEDGER, dumps(ledger.model_dump(mode="json")))
+        fresh: dict[str, Counter[str]] = {name: Counter() for name in sorted(config.split.cutoffs)}
+        for entry in entries:
+            for name, is_fresh in entry.pop("_fresh").items():  # type: ignore[attr-defined]
+                fresh[name][entry["split"]] += is_fresh
+        manifest = {
+            "miner_version": __version__,
+            "config_hash": config.digest(),
+            "min_tier": config.labels.min_tier,
+            "description_mode": config.strip.description,
+            "seed": config.seed,
+            "window": window.to_json(),
+            "cutoffs": {k: v.isoformat() for k, v in sorted(config.split.cutoffs.items())},
+            "fresh": {k: dict(sorted(v.items())) for k, v in fresh.items()},
+            "visible_key": visible_key(config),
+            "repositories": [m.report.to_json() for m in mined],
+            "fixtures": sorted(entries, key=lambda e: e["id"]),
+        }
+        staging.finish(manifest)
+    except BaseException:
+        cache.close()
+        staging.abort()
+        raise
+    finally:
+        shutdown()
+    young = sum(m.report.dropped["clean"].get("too_young", 0) for m in mined)
+    return BuildResult(out=out, reports=[m.report for m in mined], fixtures=len(entries), young_clean_left_out=young)
+
+
+def _load_ledger(previous: Path | None) -> Ledger:
+    if previous is None or not (previous / LEDGER).is_file():
+        return Ledger()
+    try:
+        return Ledger.model_validate_json((previous / LEDGER).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise MinerError(f"{previous / LEDGER} is damaged ({exc.__class__.__name__}); restore it from a backup, "
+                         "or move it away to start a new ledger") from exc
+
+
+def _walk(repo: Repo, head: str, identity: str, cache: Cache, window: Window) -> list[CommitMeta]:
+    """Every non-merge commit to mine: from the cache as far as it reaches, from git for the rest."""
+    cached, cached_heads = cache.commits(identity)
+    if cached and cached_heads and all(repo.expand(h) and repo.is_ancestor(h, head) for h in cached_heads):
+        metas = {m.sha: m for m in cached}
+        metas.update((m.sha, m) for m in repo.commits(head, exclude=cached_heads))
+        walked = sorted(metas.values(), key=lambda m: m.sha)
+    elif window.since is not None:
+        # No earlier walk to reuse: walk only what can yield fixtures in the window (their
+        # fixes land after `since`). A partial walk is not cached.
+        return list(repo.commits(head, since=iso(window.since)))
+    else:
+        walked = sorted(repo.commits(head), key=lambda m: m.sha)
+    cache.save_commits(identity, walked, [head])
+    return walked
+
+
+def _labels(repo: Repo, identity: str, fixes: list, config: Config, pool: Executor, jobs: int,
+            cache: Cache, report: RepoReport, progress: bool) -> list[Label]:
+    key = labels_key(config)
+    known = cache.labels(identity, key)
+    todo = [f for f in fixes if f.meta.sha not in known]
+    results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
+    report.reused_labels = len(results)
+    cache.add_labels(identity, key, results.values())
+    futures = [pool.submit(label_task, str(repo.git_dir), chunk, config) for chunk in chunks(todo, jobs)]
+    with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not progress, unit="fix", leave=False) as bar:
+        for future in futures:
+            batch = future.result()
+            cache.add_labels(identity, key, batch)
+            for r in batch:
+                results[r.fix] = r
+            bar.update(len(batch))
+    labels: list[Label] = []
+    for fix in sorted(results):
+        report.dropped["blame"].update(results[fix].dropped)
+        labels += results[fix].labels
+    return labels
+
+
+def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], config: Config, window: Window,
+               dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
+    """Introducing commit -> its defects, from every label that clears the tier bar."""
+    heads: dict[str, list[Defect]] = {}
+    for lab in labels:
+        if lab.intro is None or lab.tier is None:
+            continue
+        if not tier_allowed(lab.tier, config.labels.min_tier):
+            dropped[f"below_min_tier_{lab.tier}"] += 1
+            continue
+        meta = lookup(lab.intro)
+        if meta is None:
+            dropped["intro_unreadable"] += 1
+            continue
+        if not window.holds(meta.committed):
+            dropped["outside_window"] += 1
+            continue
+        if meta.changed_lines > config.labels.max_intro_changed_lines:
+            dropped["intro_too_large"] += 1
+            continue
+        heads.setdefault(lab.intro, []).extend(lab.defects)
+    return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}
+
+
+def _mine(repo: Repo, name: str, head: str, config: Config, pool: Executor, jobs: int, cache: Cache,
+          window: Window, progress: bool, log: Callable[[str], None]) -> _Mined:
+    identity = repo.root_commits(head)[0]
+    head_date = repo.committer_date(head)
+    report = RepoReport(name=name, identity=identity, head=head, head_date=iso(head_date),
+                        split=repository_split(name, identity, config.split), shallow=repo.shallow)
+    log(f"{name}: walking history at {head[:12]}")
+    metas = {m.sha: m for m in _walk(repo, head, identity, cache, window)}
+    fixes = list(find_fixes(metas.values(), config, repo.expand, report.dropped["walk"]))
+    fixes.sort(key=lambda f: f.meta.sha)
+    report.commits, report.fixes = len(metas), len(fixes)
+    log(f"{name}: {len(metas)} commits, {len(fixes)} fixes")
+    labels = _labels(repo, identity, fixes, config, pool, jobs, cache, report, progress)
+    for lab in labels:
+        if lab.tier:
+            report.labels[lab.tier] += 1
+
+    def lookup(sha: str) -> CommitMeta | None:
+        return metas.get(sha) or repo.meta(sha)
+
+    bugs = _bug_heads(labels, lookup, config, window, report.dropped["bug"])
+    blamed = {sha for lab in labels for sha in lab.blamed}
+    in_window = [m for m in metas.values() if window.holds(m.committed)]
+    if len(in_window) < len(metas):
+        report.dropped["clean"]["outside_window"] += len(metas) - len(in_window)
+    picks = pick_clean(sorted(in_window, key=lambda m: m.sha), wanted(len(bugs), config), config,
+                       int(head_date.timestamp()), blamed, {f.meta.sha for f in fixes}, repo.is_cosmetic,
+                       report.dropped["clean"], lambda sha, path: _generated(repo, sha, path, config))
+    report.bugs, report.clean = len(bugs), len(picks)
+    jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]
+    jobs_ += [FixtureJob("clean", p.sha, report.split, None, p.observed_days) for p in picks]
+    return _Mined(repo=repo, report=report, jobs=jobs_, metas=metas)
+
+
+def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) -> tuple[str, list[Any]] | None:
+    """The visible file and blanked list of an earlier build, when made with the same settings."""
+    if previous is None or old_key != key:
+        return None
+    try:
+        text = (previous / "visible" / f"{fid}.json").read_text(encoding="utf-8")
+        blanked = json.loads((previous / "answers" / f"{fid}.json").read_text(encoding="utf-8"))["blanked"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return text, blanked
+
+
+def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: int, cache: Cache, staging: Staging,
+                    ledger: Ledger, previous: Path | None, progress: bool) -> tuple[list[dict[str, Any]], Ledger]:
+    """Assign splits by family and ledger, then assemble (or reuse) and write every fixture."""
+    ids: dict[tuple[int, str], str] = {}
+    keys: dict[str, list[str]] = {}
+    proposed: dict[str, tuple[str, str]] = {}
+    for n, m in enumerate(mined):
+        patch_ids = m.repo.commit_patch_ids([j.head for j in m.jobs])
+        for job in m.jobs:
+            fid = fixture_id(m.report.identity, job.head, config.split.salt)
+            ids[(n, job.head)] = fid
+            fixes = [d.fix for d in job.defects or ()]
+            keys[fid] = [f"fix:{f}" for f in fixes] + ([f"patch:{patch_ids[job.head]}"] if job.head in patch_ids else [])
+            proposed[fid] = (job.split, m.report.name)
+    family = families(keys)
+    splits, _moved = assign(proposed, family, ledger)
+    key = visible_key(config)
+    old_key = None
+    if previous is not None:
+        try:
+            old_key = json.loads((previous / MANIFEST).read_text(encoding="utf-8")).get("visible_key")
+        except (OSError, ValueError):
+            old_key = None
+    entries: list[dict[str, Any]] = []
+    for n, m in enumerate(mined):
+        todo: list[FixtureJob] = []
+        for job in m.jobs:
+            fid = ids[(n, job.head)]
+            reuse = _reusable(previous, fid, key, old_key)
+            if reuse is None:
+                todo.append(job)
+                continue
+            visible = Visible.model_validate_json(reuse[0])
+            meta = m.metas[job.head]
+            answer = _answer(m, job, fid, splits[fid], family[fid], reuse[1], meta, config)
+            entries.append(_entry(staging, Fixture(visible=visible, answer=answer), family[fid]))
+        futures = [pool.submit(fixture_task, str(m.repo.git_dir), m.report.name, m.report.identity, chunk, config)
+                   for chunk in chunks(todo, jobs)]
+        with tqdm(total=len(todo), desc=f"{m.report.name}: write", disable=not progress, unit="fixture",
+                  leave=False) as bar:
+            for future in futures:
+                for fixture in future.result():
+                    fid = fixture.visible.id
+                    answer = fixture.answer.model_copy(update={
+                        "split": splits[fid], "family": family[fid],
+                        "clean_confidence": _clean_confidence(fixture.answer.observed_days, config)})
+                    entries.append(_entry(staging, Fixture(visible=fixture.visible, answer=answer), family[fid]))
+                    bar.update(1)
+    repos = {e["id"]: e["repository"] for e in entries}
+    return entries, updated(ledger, splits, repos, family)
+
+
+def _clean_confidence(observed: int | None, config: Config) -> str | None:
+    if observed is None:
+        return None
+    return "high" if observed >= config.clean.wait_days else "low"
+
+
+def _answer(m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blanked: list[Any], meta: CommitMeta,
+            config: Config) -> Answer:
+    return Answer(id=fid, kind=job.kind, repository=m.report.name, split=split,  # type: ignore[arg-type]
+                  base=meta.parents[0] if meta.parents else None, head=job.head, head_date=iso(meta.committed),
+                  author_date=iso(meta.authored), defects=job.defects, observed_days=job.observed_days,
+                  fresh=freshness(meta.committed, config.split), description_mode=config.strip.description,
+                  blanked=tuple(blanked), family=family,
+                  clean_confidence=_clean_confidence(job.observed_days, config))  # type: ignore[arg-type]
+
+
+def _entry(staging: Staging, fixture: Fixture, family: str) -> dict[str, Any]:
+    visible, answer = staging.add(fixture)
+    a = fixture.answer
+    return {"id": a.id, "kind": a.kind, "split": a.split, "repository": a.repository, "family": family,
+            "visible": visible, "answer": answer, "_fresh": a.fresh}
+
+
+def summary_table(result: BuildResult, config: Config | None = None) -> str:
     """The end-of-run summary: what was mined, and what each stage dropped and why."""
     lines = [f"{'repository':<20} {'commits':>8} {'fixes':>6} {'bug':>5} {'clean':>6}  split"]
     for r in result.reports:
@@ -191,5 +369,12 @@ def summary_table(result: BuildResult) -> str:
                 lines.append(f"  {r.name} dropped at {stage}: {reasons}")
         if r.labels:
             lines.append(f"  {r.name} labels by tier: " + ", ".join(f"{k}={v}" for k, v in sorted(r.labels.items())))
+        if r.reused_labels:
+            lines.append(f"  {r.name}: {r.reused_labels} fixes' labels reused from the cache")
+    if result.young_clean_left_out and config is not None:
+        lines.append(f"note: {result.young_clean_left_out} clean candidates were observed for less than "
+                     f"{config.clean.wait_days} days and were left out; set clean.admit_young: true to keep them "
+                     "with clean_confidence low, or lower clean.wait_days")
     lines.append(f"wrote {result.fixtures} fixtures to {result.out}")
     return "\n".join(lines)
+

@@ -34,7 +34,7 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
         return "no_source_change"
     if meta.changed_lines > config.clean.max_changed_lines:
         return "too_large"
-    if (mined_at - meta.committer_time) < config.clean.wait_days * 86400:
+    if (mined_at - meta.committer_time) < config.clean.wait_days * 86400 and not config.clean.admit_young:
         return "too_young"
     return None
 

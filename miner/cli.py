@@ -5,6 +5,7 @@ Errors that are the user's to fix (``MinerError``) become one line on stderr and
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from collections.abc import Callable
@@ -13,8 +14,9 @@ from typing import Any, TypeVar
 
 import click
 
-from miner.build import build, summary_table
+from miner.build import Window, build, summary_table
 from miner.config import TIERS, load_config
+from miner.engine import default_jobs
 from miner.errors import MinerError
 from miner.explain import explain
 
@@ -45,12 +47,32 @@ def main() -> None:
     """Mine git history into bug and clean fixtures for evaluating AI code reviewers."""
 
 
+def parse_date(value: str | None, flag: str) -> dt.datetime | None:
+    """An ISO date or date-time from the command line, as UTC (a date alone is midnight UTC)."""
+    if value is None:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise MinerError(f"{flag} {value!r} is not a date; use ISO 8601 like 2026-06-01 or 2026-06-01T12:00:00Z") from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.timezone.utc)
+    parsed = parsed.astimezone(dt.timezone.utc)
+    if parsed > dt.datetime.now(dt.timezone.utc):
+        raise MinerError(f"{flag} {value} is in the future; give a date that has passed")
+    return parsed
+
+
 @main.command("build", context_settings=CONTEXT)
 @click.argument("repos", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False))
 @click.option("--out", type=click.Path(path_type=Path), default=Path("fixtures_out"), show_default=True,
               help="Output directory; must be new or empty unless --force.")
 @click.option("--rev", default="HEAD", show_default=True, help="Revision to mine in every repository.")
-@click.option("--force", is_flag=True, help="Replace an existing miner output at --out.")
+@click.option("--force", is_flag=True,
+              help="Replace an existing miner output at --out, reusing its cache and keeping its split ledger.")
+@click.option("--no-cache", is_flag=True, help="Mine everything again instead of reusing an earlier build's cache.")
+@click.option("--since", help="Only changes that landed on or after this date (ISO 8601, UTC) become fixtures.")
+@click.option("--until", help="Only changes that landed on or before this date become fixtures.")
 @click.option("--min-tier", type=click.Choice(TIERS), default=None,
               help="Weakest evidence tier kept (default from config: blame).")
 @click.option("--description", type=click.Choice(["original", "title", "none"]), default=None,
@@ -58,18 +80,33 @@ def main() -> None:
 @click.option("--seed", type=int, default=None, help="Seed for the clean sample.")
 @click.option("--blame-only", is_flag=True,
               help="Ignore trailers and reverts; label by blame alone (to score blame against them).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the machine's cores). Output is the same for every value.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where tasks run: local processes, or an existing Dask cluster (pip install 'miner[dask]').")
+@click.option("--address", help="Dask scheduler address, e.g. tcp://scheduler:8786 (with --executor dask).")
+@click.option("--scheduler-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Dask scheduler file (with --executor dask).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @config_option
-def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, min_tier: str | None,
-              description: str | None, seed: int | None, blame_only: bool, as_json: bool, quiet: bool,
-              config_path: Path | None) -> None:
+def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, no_cache: bool, since: str | None,
+              until: str | None, min_tier: str | None, description: str | None, seed: int | None,
+              blame_only: bool, jobs: int | None, executor: str, address: str | None,
+              scheduler_file: Path | None, as_json: bool, quiet: bool, config_path: Path | None) -> None:
     """Mine REPOS into a fixture set at --out.
 
     Example:
 
         miner build path/to/repo --out fixtures_out
+
+        miner build path/to/repo --out fixtures_out --force --since 2026-06-01
     """
+    window = Window(since=parse_date(since, "--since"), until=parse_date(until, "--until"))
+    if window.since and window.until and window.since > window.until:
+        raise MinerError(f"--since {since} is after --until {until}; swap them")
+    if executor == "local" and (address or scheduler_file):
+        raise MinerError("--address and --scheduler-file need --executor dask")
     config = load_config(config_path)
     overrides: dict[str, dict[str, Any]] = {}
     if min_tier or blame_only:
@@ -82,12 +119,14 @@ def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, min_tie
         config = config.model_copy(update={"seed": seed})
     log = (lambda _msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
     result = build(list(repos), out, config, rev=rev, force=force, progress=not quiet and sys.stderr.isatty(),
-                   log=log)
+                   log=log, jobs=jobs or default_jobs(), executor=executor,  # type: ignore[arg-type]
+                   address=address, scheduler_file=str(scheduler_file) if scheduler_file else None,
+                   window=window, use_cache=not no_cache)
     if as_json:
         click.echo(json.dumps({"out": str(result.out), "fixtures": result.fixtures,
                                "repositories": [r.to_json() for r in result.reports]}, indent=2, sort_keys=True))
     else:
-        click.echo(summary_table(result), err=True)
+        click.echo(summary_table(result, config), err=True)
 
 
 @main.command("explain", context_settings=CONTEXT)
@@ -101,6 +140,37 @@ def explain_cmd(out: Path, fixture_id: str) -> None:
         miner explain fixtures_out fx-4y7vckxlnpitlj5v
     """
     click.echo(explain(out, fixture_id))
+
+
+@main.command("calibrate", context_settings=CONTEXT)
+@click.argument("repo", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--rev", default="HEAD", show_default=True, help="Revision whose history is measured.")
+@click.option("--min-fixes", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Fewest in-scope trailer fixes worth measuring.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@config_option
+def calibrate_cmd(repo: Path, rev: str, min_fixes: int, as_json: bool, quiet: bool,
+                  config_path: Path | None) -> None:
+    """Measure miner's labels on REPO's own ground truth: fixes whose trailers name the commit they repair.
+
+    The labeller runs blind to the trailers; each tier's precision, recall, yield and F1 is printed.
+
+    Example:
+
+        miner calibrate path/to/iproute2 --json
+    """
+    from miner.build import repository_name
+    from miner.calibrate import calibrate, table
+    from miner.git import Repo
+
+    config = load_config(config_path)
+    result = calibrate(Repo(repo), repository_name(repo), config, rev=rev, min_fixes=min_fixes,
+                       progress=not quiet and sys.stderr.isatty())
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
+    else:
+        click.echo(table(result))
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ class LabelsConfig(_Section):
 
 class CleanConfig(_Section):
     wait_days: int = Field(ge=0)
+    admit_young: bool
     max_changed_lines: int = Field(gt=0)
     ratio: float = Field(ge=0)
     min_count: int = Field(ge=0)
@@ -78,6 +79,7 @@ class CleanConfig(_Section):
 
 
 class StripConfig(_Section):
+    enabled: bool  # off only to show that `miner audit` catches what stripping removes
     description: Literal["original", "title", "none"]
     comment_markers: list[str]
     trailer_keys: list[str]

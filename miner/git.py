@@ -12,7 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -155,12 +157,13 @@ class Repo:
 
     # -- history ------------------------------------------------------------------
 
-    def commits(self, rev: str, since: str | None = None) -> Iterator[CommitMeta]:
-        """Every non-merge commit reachable from ``rev``, newest first, with per-file line counts."""
+    def commits(self, rev: str, since: str | None = None, exclude: Iterable[str] = ()) -> Iterator[CommitMeta]:
+        """Every non-merge commit reachable from ``rev`` (and not from ``exclude``), newest first,
+        with per-file line counts."""
         args = ["log", "-z", "--no-merges", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={_HEADER}"]
         if since:
             args.append(f"--since={since}")
-        args += [rev, "--"]
+        args += [rev, *(f"^{sha}" for sha in exclude), "--"]
         buffer = b""
         for chunk in self._stream(*args):
             buffer += chunk
@@ -170,6 +173,33 @@ class Repo:
                     yield _parse_commit(record)
         if buffer:
             yield _parse_commit(buffer)
+
+    def meta(self, sha: str) -> CommitMeta | None:
+        """One commit's record, exactly as the walk gives it; None for a merge or unknown SHA."""
+        return self._meta(sha)
+
+    @lru_cache(maxsize=65536)
+    def _meta(self, sha: str) -> CommitMeta | None:
+        out = self.run("show", "-z", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={_HEADER}", sha, "--")
+        record = out.lstrip(b"\x01")
+        if not record:
+            return None
+        meta = _parse_commit(record)
+        return None if len(meta.parents) > 1 else meta
+
+    def commit_patch_ids(self, shas: Iterable[str]) -> dict[str, str]:
+        """``git patch-id --stable`` of each commit: equal for cherry-picks and backports of one change."""
+        wanted = list(shas)
+        if not wanted:
+            return {}
+        log = self.run("log", "--no-walk=unsorted", "--stdin", "-p", "--no-ext-diff", "--no-textconv", "--format=commit %H",
+                       stdin="\n".join(wanted).encode() + b"\n")
+        proc = subprocess.run(["git", "patch-id", "--stable"], input=log, capture_output=True, env=_env())
+        ids: dict[str, str] = {}
+        for line in proc.stdout.decode().splitlines():
+            patch_id, commit = line.split()
+            ids[commit] = patch_id
+        return ids
 
     def diffs(self, shas: Iterable[str]) -> Iterator[tuple[str, list[FileDiff]]]:
         """The line-level diff of each commit against its first parent, in the order given."""
@@ -275,6 +305,65 @@ class Repo:
                 out.append((status, None if status == "A" else path, None if status == "D" else path))
                 i += 2
         return out
+
+    # -- what audit and materialize read ----------------------------------------------
+
+    def all_commits(self) -> list[str]:
+        """Every commit reachable from any ref, sorted (so a SHA prefix can be found by bisection)."""
+        return sorted(self.run("rev-list", "--all").decode().split())
+
+    def ancestors(self, sha: str) -> set[str]:
+        """``sha`` and every commit reachable from it."""
+        return set(self.run("rev-list", sha).decode().split())
+
+    def tree_of(self, sha: str) -> str:
+        return str(self._repo[sha].peel(pygit2.Tree).id)
+
+    def entry(self, sha: str, path: str) -> tuple[int, str] | None:
+        """(file mode, object id) of ``path`` in commit ``sha``, or None when it is absent."""
+        try:
+            entry = self._repo[sha].peel(pygit2.Tree)[path]
+        except KeyError:
+            return None
+        return int(entry.filemode), str(entry.id)
+
+    def object_data(self, oid: str) -> bytes:
+        try:
+            return bytes(self._repo[oid].read_raw())
+        except KeyError as exc:
+            raise MissingObjectError(f"object {oid} is missing from {self.path}; it cannot be copied") from exc
+
+    def patch_ids(self, pairs: Iterable[tuple[str | None, str]]) -> dict[str, str]:
+        """head -> ``git patch-id --stable`` of its change; changes without a text diff are left out."""
+        stream = b"".join(b"commit " + head.encode() + b"\n\n" + self.patch(base, head) for base, head in pairs)
+        out: dict[str, str] = {}
+        for line in self.run("patch-id", "--stable", stdin=stream).decode().splitlines():
+            pid, head = line.split()
+            out[head] = pid
+        return out
+
+    def refs(self) -> dict[str, str]:
+        out = self.run("for-each-ref", "--format=%(refname) %(objectname)").decode()
+        return dict(_pair(line) for line in out.splitlines() if line)
+
+    def objects(self) -> dict[str, str]:
+        """Every object in the store, reachable or not: id -> type."""
+        out = self.run("cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)").decode()
+        return dict(_pair(line) for line in out.splitlines() if line)
+
+    def reachable(self) -> set[str]:
+        """Every object reachable from a ref or HEAD."""
+        out = self.run("rev-list", "--objects", "--all").decode()
+        return {line.split(" ", 1)[0] for line in out.splitlines() if line}
+
+    def fsck(self) -> str | None:
+        """The first problem ``git fsck --strict`` reports, or None when the store is sound."""
+        proc = subprocess.run(self._git("fsck", "--strict", "--full", "--no-progress"), capture_output=True,
+                              env=_env())
+        if proc.returncode == 0:
+            return None
+        lines = (proc.stderr + proc.stdout).decode("utf-8", "replace").strip().splitlines()
+        return lines[0] if lines else f"exit {proc.returncode}"
 
 
 def _ranges(lines: list[int]) -> Iterator[tuple[int, int]]:
@@ -419,3 +508,99 @@ def _parse_blame(out: bytes) -> list[BlameHit]:
         elif line.startswith(b"filename ") and current is not None:
             filenames[current[0]] = unquote(line[len(b"filename "):])
     return hits
+
+
+def _pair(line: str) -> tuple[str, str]:
+    key, _, value = line.partition(" ")
+    return key, value
+
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+class NewRepo:
+    """A repository miner creates and writes (``miner materialize``); never the one it mines.
+
+    Its git runs without the user's global or system config, so no hook, template, signing
+    or fetch setting can add anything to it.
+    """
+
+    def __init__(self, path: Path, branch: str) -> None:
+        self.path = path
+        self.git_dir = path / ".git"
+        self._env = {**_env(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+        proc = subprocess.run(["git", "init", "-q", "--template=", f"--initial-branch={branch}", str(path)],
+                              capture_output=True, env=self._env)
+        if proc.returncode != 0:
+            raise MinerError(f"git init failed at {path}: {proc.stderr.decode('utf-8', 'replace').strip()}")
+        # Before any ref exists: no reflog may ever record one.
+        self.run("config", "core.logAllRefUpdates", "false")
+        self.run("config", "gc.auto", "0")
+
+    def run(self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
+        cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.path}", *_GIT_CONFIG, *args]
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, env={**self._env, **(env or {})})
+        if proc.returncode != 0:
+            message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise MinerError(f"git {args[0]} failed in {self.path}: {message[-1] if message else proc.returncode}")
+        return proc.stdout
+
+    def receive(self, source: Repo, roots: list[str]) -> None:
+        """Copy into this repository exactly the objects reachable from ``roots`` in ``source``."""
+        pack = subprocess.Popen(source._git("pack-objects", "--revs", "--stdout", "-q"), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+        index = subprocess.Popen(["git", f"--git-dir={self.git_dir}", "index-pack", "--stdin", "--strict"],
+                                 stdin=pack.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self._env)
+        assert pack.stdin is not None and pack.stdout is not None
+        pack.stdout.close()  # index-pack holds the only read end now
+        pack.stdin.write("".join(r + "\n" for r in roots).encode())
+        pack.stdin.close()
+        _, index_err = index.communicate()
+        pack_err = pack.stderr.read() if pack.stderr else b""
+        if pack.wait() != 0:
+            raise MissingObjectError(f"cannot copy history from {source.path}: "
+                                     f"{pack_err.decode('utf-8', 'replace').strip() or 'pack-objects failed'}")
+        if index.returncode != 0:
+            raise MinerError(f"git index-pack failed in {self.path}: {index_err.decode('utf-8', 'replace').strip()}")
+
+    def write_blob(self, data: bytes) -> str:
+        return self.run("hash-object", "-w", "--stdin", stdin=data).decode().strip()
+
+    def write_tree(self, base_tree: str, changes: dict[str, tuple[int, str] | None]) -> str:
+        """The tree ``base_tree`` with each path set to (mode, object id), or removed when None."""
+        with tempfile.TemporaryDirectory(prefix="miner-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.run("read-tree", base_tree, env=env)
+            lines = b"".join(
+                (f"0 {'0' * 40}\t".encode() if entry is None else f"{entry[0]:o} {entry[1]}\t".encode())
+                + path.encode("utf-8", "surrogateescape") + b"\0"
+                for path, entry in sorted(changes.items(), key=lambda kv: kv[1] is not None))
+            if lines:
+                self.run("update-index", "-z", "--index-info", stdin=lines, env=env)
+            return self.run("write-tree", env=env).decode().strip()
+
+    def commit(self, tree: str, parents: list[str], message: str, who: tuple[str, str], when: int) -> str:
+        name, email = who
+        date = f"@{when} +0000"
+        env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date,
+               "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email, "GIT_COMMITTER_DATE": date}
+        args = ["commit-tree", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        return self.run(*args, stdin=message.encode("utf-8"), env=env).decode().strip()
+
+    def set_ref(self, ref: str, sha: str) -> None:
+        self.run("update-ref", ref, sha)
+
+    def finish(self) -> None:
+        """Check out HEAD, keep only what is reachable, and leave no log of how it was made."""
+        self.run("read-tree", "--reset", "-u", "HEAD")
+        self.run("repack", "-a", "-d", "-q")
+        self.run("prune", "--expire=now")
+        self.run("pack-refs", "--all", "--prune")
+        for name in ("logs", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "gc.log"):
+            target = self.git_dir / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()

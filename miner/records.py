@@ -167,6 +167,8 @@ class Answer(Record):
     fresh: dict[str, bool]
     description_mode: Literal["original", "title", "none"]
     blanked: tuple[Blanked, ...] = ()
+    family: str | None = None       # fixtures sharing an introducing commit, a fix or a patch share a family
+    clean_confidence: Literal["high", "low"] | None = None  # low: observed for less than the waiting window
 
 
 class Fixture(Record):

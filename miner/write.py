@@ -52,14 +52,24 @@ def check_destination(out: Path, force: bool) -> None:
 
 
 class Staging:
-    """A directory that becomes the output only when ``finish`` is called."""
+    """A directory that becomes the output only when ``finish`` is called.
+
+    Its name is fixed for a given output, so the next build finds the staging directory of
+    an interrupted one: it is kept as ``resumed`` and its cache is read, then removed.
+    """
 
     def __init__(self, out: Path) -> None:
         self.out = out
         out.parent.mkdir(parents=True, exist_ok=True)
-        self.dir = out.parent / f".miner-staging-{out.name}-{os.getpid()}"
+        self.dir = out.parent / f".miner-staging-{out.name}"
+        resume = out.parent / f".miner-resume-{out.name}"
+        self.resumed: Path | None = None
         if self.dir.exists():
-            shutil.rmtree(self.dir)
+            if resume.exists():
+                shutil.rmtree(resume)
+            os.replace(self.dir, resume)
+        if resume.exists():
+            self.resumed = resume
         (self.dir / "visible").mkdir(parents=True)
         (self.dir / "answers").mkdir()
 
@@ -71,15 +81,30 @@ class Staging:
         write_atomic(self.dir / answer, dumps(fixture.answer.model_dump(mode="json")))
         return visible, answer
 
+    def write(self, name: str, text: str) -> None:
+        write_atomic(self.dir / name, text)
+
     def finish(self, manifest: dict[str, Any]) -> None:
         write_atomic(self.dir / MANIFEST, dumps(manifest))
         old: Path | None = None
         if self.out.exists():
-            old = self.out.parent / f".miner-old-{self.out.name}-{os.getpid()}"
+            old = self.out.parent / f".miner-old-{self.out.name}"
+            if old.exists():
+                shutil.rmtree(old)
             os.replace(self.out, old)
         os.replace(self.dir, self.out)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+        if self.resumed is not None:
+            shutil.rmtree(self.resumed, ignore_errors=True)
 
     def abort(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """Keep only the cache (what was mined so far, for the next run to resume from)."""
+        for child in list(self.dir.iterdir()) if self.dir.exists() else []:
+            if child.name != "cache":
+                if child.is_dir():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+        if self.dir.exists() and not any(self.dir.iterdir()):
+            self.dir.rmdir()

@@ -126,12 +126,12 @@ def test_summary_on_stderr(sample: Path, tmp_path: Path) -> None:
     assert "dropped at clean" in err and "wrote" in err
 
 
-def test_interrupted_build_leaves_nothing_that_looks_complete(sample: Path, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    import miner.build
+def test_interrupted_build_leaves_nothing_that_looks_complete_and_resumes(
+        sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import miner.engine
 
+    real = miner.engine.make_fixture
     calls = {"n": 0}
-    real = miner.build.make_fixture
 
     def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
@@ -139,7 +139,15 @@ def test_interrupted_build_leaves_nothing_that_looks_complete(sample: Path, tmp_
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(miner.build, "make_fixture", flaky)
-    code, _, err = run("build", str(sample), "--out", str(tmp_path / "out"))
+    monkeypatch.setattr(miner.engine, "make_fixture", flaky)
+    out = tmp_path / "out"
+    code, _, err = run("build", str(sample), "--out", str(out), "-j", "1")
     assert code == 130 and "nothing was written" in err
-    assert list(tmp_path.iterdir()) == []
+    assert not out.exists()
+    assert not list(tmp_path.rglob("manifest.json"))
+    # What was mined before the interruption is kept beside the output, and the next run uses it.
+    monkeypatch.setattr(miner.engine, "make_fixture", real)
+    code, _, err = run("build", str(sample), "--out", str(out), "-j", "1")
+    assert code == 0, err
+    assert "labels reused from the cache" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

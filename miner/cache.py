@@ -1,0 +1,132 @@
+"""What earlier builds already mined, kept in the output directory (``cache/``).
+
+Blame at a fix's parent never changes once the fix exists, so a fix's labels are valid
+for as long as the settings that made them are: each entry carries the digest of those
+settings, and an entry with another digest is ignored. The commit walk is cached with the
+heads it reached, so a rebuild walks only the commits added since. Labels are appended
+as they are made, so an interrupted build leaves them in its staging directory and the
+next build picks them up: that is how a run resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from miner.config import Config
+from miner.engine import LabelResult
+from miner.records import CommitMeta, Label
+
+CACHE = "cache"
+
+
+def labels_key(config: Config) -> str:
+    """The settings a fix's labels depend on."""
+    parts = {k: config.model_dump(mode="json")[k] for k in ("fixes", "paths", "bots", "labels")}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def visible_key(config: Config) -> str:
+    """The settings a visible file depends on (besides its commit)."""
+    parts = {k: config.model_dump(mode="json")[k] for k in ("strip", "output", "paths")}
+    parts["salt"] = config.split.salt
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    """JSON lines of a file; a last line cut short by an interruption is skipped."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+    except FileNotFoundError:
+        return
+
+
+class Cache:
+    """Reads the caches of earlier builds; writes this build's into the staging directory."""
+
+    def __init__(self, sources: Iterable[Path], staging: Path) -> None:
+        self.sources = [s / CACHE for s in sources if (s / CACHE).is_dir()]
+        self.dir = staging / CACHE
+        self._open: dict[Path, TextIO] = {}
+
+    # -- reading ------------------------------------------------------------------
+
+    def commits(self, identity: str) -> tuple[list[CommitMeta], list[str]]:
+        """The cached walk of a repository and the heads it covered (from the newest source)."""
+        for source in self.sources:
+            heads_file = source / identity / "heads.json"
+            if not heads_file.is_file():
+                continue
+            try:
+                heads = json.loads(heads_file.read_text(encoding="utf-8"))
+                metas = [CommitMeta.model_validate(d) for d in _lines(source / identity / "commits.jsonl")]
+            except (OSError, ValueError, ValidationError):
+                continue
+            return metas, list(heads)
+        return [], []
+
+    def labels(self, identity: str, key: str) -> dict[str, LabelResult]:
+        found: dict[str, LabelResult] = {}
+        for source in self.sources:
+            for entry in _lines(source / identity / "labels.jsonl"):
+                if entry.get("key") != key or entry.get("fix") in found:
+                    continue
+                try:
+                    found[entry["fix"]] = LabelResult(
+                        fix=entry["fix"], labels=tuple(Label.model_validate(x) for x in entry["labels"]),
+                        dropped=dict(entry["dropped"]))
+                except (KeyError, ValidationError):
+                    continue
+        return found
+
+    # -- writing ------------------------------------------------------------------
+
+    def _append(self, path: Path, line: str) -> None:
+        handle = self._open.get(path)
+        if handle is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = self._open[path] = open(path, "a", encoding="utf-8")
+        handle.write(line + "\n")
+
+    def add_labels(self, identity: str, key: str, results: Iterable[LabelResult]) -> None:
+        path = self.dir / identity / "labels.jsonl"
+        for r in results:
+            entry = {"fix": r.fix, "key": key, "labels": [lab.model_dump(mode="json") for lab in r.labels],
+                     "dropped": dict(sorted(r.dropped.items()))}
+            self._append(path, json.dumps(entry, sort_keys=True))
+        handle = self._open.get(path)
+        if handle is not None:
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def save_commits(self, identity: str, metas: Iterable[CommitMeta], heads: list[str]) -> None:
+        folder = self.dir / identity
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "commits.jsonl", "w", encoding="utf-8") as handle:
+            for meta in metas:
+                handle.write(meta.model_dump_json() + "\n")
+        (folder / "heads.json").write_text(json.dumps(sorted(set(heads))) + "\n", encoding="utf-8")
+
+    def close(self) -> None:
+        for handle in self._open.values():
+            handle.close()
+        self._open.clear()
+
+    def sort_labels(self) -> None:
+        """Rewrite each labels file sorted by fix, so the finished output is byte-identical across runs."""
+        self.close()
+        for path in sorted(self.dir.glob("*/labels.jsonl")):
+            entries = {e["fix"]: e for e in _lines(path)}
+            path.write_text("".join(json.dumps(entries[k], sort_keys=True) + "\n" for k in sorted(entries)),
+                            encoding="utf-8")

@@ -1,0 +1,120 @@
+"""Where the work runs: inline, a local process pool, or a Dask cluster.
+
+All three sit behind ``concurrent.futures.Executor``. Tasks carry plain data (a repository
+path, records, the config) and open the repository themselves: a ``pygit2.Repository``
+cannot be pickled, and a Dask worker lives in another process or on another machine. Tasks
+only read; the parent writes every result, so a retried task is harmless.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from miner.blame import label_fixes
+from miner.config import Config
+from miner.errors import MinerError
+from miner.fixture import make_fixture
+from miner.git import Repo
+from miner.records import Defect, Fixture, FixCommit, Label
+
+T = TypeVar("T")
+ExecutorKind = Literal["local", "dask"]
+
+
+class InlineExecutor(Executor):
+    """Runs each task at once in this process: ``-j 1``, and the reference for every other engine."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            future.set_exception(exc)
+        return future
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def make_executor(kind: ExecutorKind, jobs: int, address: str | None = None,
+                  scheduler_file: str | None = None) -> tuple[Executor, Callable[[], None]]:
+    """An executor and the function that shuts it down."""
+    if kind == "dask":
+        try:
+            from distributed import Client
+        except ImportError as exc:
+            raise MinerError('--executor dask needs the dask extra: pip install "miner[dask]"') from exc
+        if not address and not scheduler_file:
+            raise MinerError("--executor dask needs --address tcp://HOST:PORT or --scheduler-file FILE")
+        try:
+            client = Client(address, timeout="20s") if address else Client(scheduler_file=scheduler_file, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise MinerError(f"cannot reach the Dask scheduler ({exc}); check --address and that the cluster runs") from exc
+        executor = client.get_executor(pure=False)
+        return executor, client.close
+    if jobs <= 1:
+        inline = InlineExecutor()
+        return inline, lambda: None
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    return pool, lambda: pool.shutdown(cancel_futures=True)
+
+
+# -- tasks: module-level functions of plain data, so any engine can run them ----------------
+
+
+@dataclass(frozen=True)
+class LabelResult:
+    fix: str
+    labels: tuple[Label, ...]
+    dropped: dict[str, int]
+
+
+def label_task(repo_path: str, fixes: tuple[FixCommit, ...], config: Config) -> list[LabelResult]:
+    """Blame and label a chunk of fixes; one result per fix, with what it dropped."""
+    repo = Repo(repo_path)
+    by_sha = {f.meta.sha: f for f in fixes}
+    results: list[LabelResult] = []
+    for sha, diffs in repo.diffs(by_sha):
+        dropped: Counter[str] = Counter()
+        labels = tuple(label_fixes([(by_sha[sha], diffs)], repo, repo.meta, config, dropped))
+        results.append(LabelResult(fix=sha, labels=labels, dropped=dict(dropped)))
+    return results
+
+
+@dataclass(frozen=True)
+class FixtureJob:
+    kind: str
+    head: str
+    split: str
+    defects: tuple[Defect, ...] | None
+    observed_days: int | None
+
+
+def fixture_task(repo_path: str, repository: str, identity: str, jobs: tuple[FixtureJob, ...],
+                 config: Config) -> list[Fixture]:
+    repo = Repo(repo_path)
+    out: list[Fixture] = []
+    for job in jobs:
+        meta = repo.meta(job.head)
+        if meta is None:
+            raise MinerError(f"{repository}: commit {job.head} vanished while mining; run the build again")
+        out.append(make_fixture(repo, repository=repository, identity=identity, kind=job.kind, head=job.head,
+                                split=job.split, defects=job.defects, observed_days=job.observed_days,
+                                config=config, message=meta.message, committed=meta.committed,
+                                authored=meta.authored))
+    return out
+
+
+def chunks(items: list[T], jobs: int, smallest: int = 4, largest: int = 64) -> list[tuple[T, ...]]:
+    """Split work into ordered chunks: several per worker, so a slow one does not hold the rest."""
+    if not items:
+        return []
+    size = max(smallest, min(largest, -(-len(items) // max(1, jobs * 4))))
+    return [tuple(items[i:i + size]) for i in range(0, len(items), size)]
