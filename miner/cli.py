@@ -129,6 +129,35 @@ def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, no_cach
         click.echo(summary_table(result, config), err=True)
 
 
+@main.group("split", context_settings=CONTEXT)
+def split_group() -> None:
+    """Manage the splits of a build output."""
+
+
+@split_group.command("refresh", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--retire-before", help="Retire held-out fixtures whose change landed before this date (UTC).")
+@click.option("--retire", "retire_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="File of exposed fixture ids, one a line, to retire.")
+@click.option("--reason", required=True, help="Why the held-out set is being refreshed (kept in the ledger).")
+@click.option("--date", "when", help="Date recorded for this refresh (default: today, UTC).")
+def refresh_cmd(out: Path, retire_before: str | None, retire_file: Path | None, reason: str, when: str | None) -> None:
+    """Move exposed held-out fixtures, with their families, to dev, and record why.
+
+    Example:
+
+        miner split refresh fixtures_out --retire-before 2026-03-01 --reason "model-b cutoff"
+    """
+    from miner.refresh import refresh_output
+
+    if not retire_before and not retire_file:
+        raise MinerError("say what to retire: --retire-before DATE or --retire FILE")
+    before = parse_date(retire_before, "--retire-before")
+    date = (parse_date(when, "--date") or dt.datetime.now(dt.timezone.utc)).date()
+    moved = refresh_output(out, reason=reason, date=date, retire_before=before, retire_file=retire_file)
+    click.echo(f"moved {len(moved)} fixtures from heldout to dev; the ledger records why", err=True)
+
+
 @main.command("explain", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("fixture_id")
@@ -171,6 +200,54 @@ def calibrate_cmd(repo: Path, rev: str, min_fixes: int, as_json: bool, quiet: bo
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:
         click.echo(table(result))
+
+
+@main.command("materialize", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("fixture_id")
+@click.option("--to", "to", required=True, type=click.Path(path_type=Path),
+              help="Where to create the repository; must be new or empty.")
+@click.option("--repo", "repo", required=True, type=click.Path(path_type=Path, file_okay=False),
+              help="The repository the fixture was mined from (read only).")
+@click.option("--squash", is_flag=True, help="One new base commit instead of the base's whole history.")
+def materialize_cmd(out: Path, fixture_id: str, to: Path, repo: Path, squash: bool) -> None:
+    """Create a repository at --to for FIXTURE_ID of the build output OUT.
+
+    The base is checked out on branch `base`; branch `pr` holds the change to review. Nothing
+    later than the base is in it: no fix, tag, remote, reflog or unreachable object.
+
+    Example:
+
+        miner materialize fixtures_out fx-4y7vckxlnpitlj5v --to /tmp/review --repo path/to/repo
+    """
+    from miner.materialize import materialize
+
+    result = materialize(out, fixture_id, to, repo, squash=squash)
+    click.echo(f"{result.path}: branch base ({result.commits - 1} commit(s)) checked out; branch pr holds the change")
+
+
+@main.command("audit", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--repo", "repos", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+              help="A repository mined into OUT (repeatable); enables the SHA, contents and patch-id checks.")
+@click.option("--materialized", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+              help="A repository made by `miner materialize` to check (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object on stdout.")
+@config_option
+def audit_cmd(out: Path, repos: tuple[Path, ...], materialized: tuple[Path, ...], as_json: bool,
+              config_path: Path | None) -> None:
+    """Check the build output OUT for leaks and false claims; exit 1 when any check fails.
+
+    Example:
+
+        miner audit fixtures_out --repo path/to/repo --materialized /tmp/review --json
+    """
+    from miner.audit import audit, to_json
+
+    report = audit(out, load_config(config_path), repos, materialized)
+    click.echo(to_json(report) if as_json else report.text())
+    if not report.ok:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -24,6 +25,8 @@ from miner.git import Repo
 from miner.records import Defect, Fixture, FixCommit, Label
 
 T = TypeVar("T")
+# Seconds each task sleeps before working: lets a test kill a worker while a task is running.
+_TASK_DELAY = float(os.environ.get("MINER_TASK_DELAY", "0"))
 ExecutorKind = Literal["local", "dask"]
 
 
@@ -78,6 +81,7 @@ class LabelResult:
 
 def label_task(repo_path: str, fixes: tuple[FixCommit, ...], config: Config) -> list[LabelResult]:
     """Blame and label a chunk of fixes; one result per fix, with what it dropped."""
+    _delay()
     repo = Repo(repo_path)
     by_sha = {f.meta.sha: f for f in fixes}
     results: list[LabelResult] = []
@@ -110,6 +114,12 @@ def fixture_task(repo_path: str, repository: str, identity: str, jobs: tuple[Fix
                                 config=config, message=meta.message, committed=meta.committed,
                                 authored=meta.authored))
     return out
+
+
+def _delay() -> None:
+    delay = float(os.environ.get("MINER_TASK_DELAY", _TASK_DELAY))
+    if delay:
+        time.sleep(delay)
 
 
 def chunks(items: list[T], jobs: int, smallest: int = 4, largest: int = 64) -> list[tuple[T, ...]]:
