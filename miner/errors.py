@@ -34,3 +34,11 @@ class SpecError(MinerError):
 
 class MissingObjectError(MinerError):
     """The repository lacks an object its history names (partial clone, damaged store)."""
+
+
+class TargetDirError(MinerError):
+    """The directory ``miner materialize`` was asked to create exists and holds something."""
+
+
+class RepositoryMismatchError(MinerError):
+    """The repository given is not the one the fixture was mined from."""

@@ -17,7 +17,7 @@ from miner.errors import MissingObjectError
 from miner.git import Repo
 from miner.records import Answer, Blanked, Defect, Fixture, Visible, VisibleFile, iso
 from miner.split import freshness
-from miner.strip import blank_comments, sanitize_message
+from miner.strip import blank_comments, raw_message, sanitize_message
 
 _STATUS = {"A": "added", "M": "modified", "T": "modified", "D": "deleted", "R": "renamed", "C": "added"}
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -147,7 +147,7 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
         encoding = "utf-8" if all(decode(d)[1] == "utf-8" for d in datas) else "latin-1"
         before_text = before.decode(encoding) if before is not None else None
         after_text = after.decode(encoding) if after is not None else None
-        if after_text is not None and new_path in added:
+        if config.strip.enabled and after_text is not None and new_path in added:
             after_text, edits = blank_comments(new_path, after_text, added[new_path], config.strip)
             if edits:
                 blanked += edits
@@ -156,7 +156,11 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
         files.append(VisibleFile(path=path, old_path=old_path if status == "R" else None,
                                  status=_STATUS.get(status, "modified"), encoding=encoding,  # type: ignore[arg-type]
                                  before=before_text, after=after_text))
-    title, description = sanitize_message(message, config.strip.description, config.strip)
+    if config.strip.enabled:
+        fix_subjects = tuple(sorted({d.summary for d in defects or ()}))
+        title, description = sanitize_message(message, config.strip.description, config.strip, avoid=fix_subjects)
+    else:
+        title, description = raw_message(message, config.strip.description)
     visible = Visible(id=fid, title=title, description=description,
                       diff=_visible_diff(patch, blanked_text, omitted), files=tuple(files))
     answer = Answer(id=fid, kind=kind, repository=repository, split=split, base=base, head=head,  # type: ignore[arg-type]

@@ -356,14 +356,18 @@ class Repo:
         out = self.run("rev-list", "--objects", "--all").decode()
         return {line.split(" ", 1)[0] for line in out.splitlines() if line}
 
-    def fsck(self) -> str | None:
-        """The first problem ``git fsck --strict`` reports, or None when the store is sound."""
-        proc = subprocess.run(self._git("fsck", "--strict", "--full", "--no-progress"), capture_output=True,
-                              env=_env())
+    def fsck(self, strict: bool = True) -> list[str]:
+        """The problems ``git fsck`` reports (an empty list when the store is sound)."""
+        args = ["fsck", "--full", "--no-progress", "--no-dangling", *(["--strict"] if strict else [])]
+        proc = subprocess.run(self._git(*args), capture_output=True, env=_env())
         if proc.returncode == 0:
-            return None
+            return []
         lines = (proc.stderr + proc.stdout).decode("utf-8", "replace").strip().splitlines()
-        return lines[0] if lines else f"exit {proc.returncode}"
+        return [line for line in lines if not line.startswith("warning")] or [f"exit {proc.returncode}"]
+
+    def objects_of(self, rev: str) -> set[str]:
+        """Every object reachable from ``rev``."""
+        return {line.split(" ", 1)[0] for line in self.run("rev-list", "--objects", rev).decode().splitlines() if line}
 
 
 def _ranges(lines: list[int]) -> Iterator[tuple[int, int]]:
@@ -549,7 +553,7 @@ class NewRepo:
         """Copy into this repository exactly the objects reachable from ``roots`` in ``source``."""
         pack = subprocess.Popen(source._git("pack-objects", "--revs", "--stdout", "-q"), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
-        index = subprocess.Popen(["git", f"--git-dir={self.git_dir}", "index-pack", "--stdin", "--strict"],
+        index = subprocess.Popen(["git", f"--git-dir={self.git_dir}", "index-pack", "--stdin"],
                                  stdin=pack.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self._env)
         assert pack.stdin is not None and pack.stdout is not None
         pack.stdout.close()  # index-pack holds the only read end now
@@ -557,10 +561,10 @@ class NewRepo:
         pack.stdin.close()
         _, index_err = index.communicate()
         pack_err = pack.stderr.read() if pack.stderr else b""
-        if pack.wait() != 0:
+        if pack.wait() > 0:
             raise MissingObjectError(f"cannot copy history from {source.path}: "
                                      f"{pack_err.decode('utf-8', 'replace').strip() or 'pack-objects failed'}")
-        if index.returncode != 0:
+        if index.returncode != 0 or pack.returncode != 0:
             raise MinerError(f"git index-pack failed in {self.path}: {index_err.decode('utf-8', 'replace').strip()}")
 
     def write_blob(self, data: bytes) -> str:

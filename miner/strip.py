@@ -45,10 +45,31 @@ def scrub(text: str) -> str:
     return text.strip(" \t-:;,")
 
 
-def sanitize_message(message: str, mode: str, config: StripConfig) -> tuple[str, str]:
-    """(title, description) of a commit message, with hints removed, for the given mode."""
+def raw_message(message: str, mode: str) -> tuple[str, str]:
+    """(title, description) as the author wrote them: stripping switched off (``strip.enabled: false``)."""
     if mode == "none":
         return "", ""
+    subject, _, body = message.strip().partition("\n")
+    return subject.strip(), ("" if mode == "title" else body.strip())
+
+
+def _drop(text: str, phrases: tuple[str, ...]) -> str:
+    """``text`` without any of ``phrases`` (case and spacing ignored): a later fix's subject is the answer."""
+    for phrase in phrases:
+        words = phrase.strip().rstrip(".").split()
+        if words:
+            text = re.sub(r"\s+".join(re.escape(w) for w in words) + r"\.?", "", text, flags=re.I)
+    return text
+
+
+def sanitize_message(message: str, mode: str, config: StripConfig, avoid: tuple[str, ...] = ()) -> tuple[str, str]:
+    """(title, description) of a commit message, with hints removed, for the given mode.
+
+    ``avoid`` holds the subjects of the fixes that labelled this change; none may show.
+    """
+    if mode == "none":
+        return "", ""
+    message = _drop(message, avoid)
     lines = message.strip().split("\n")
     title = scrub(lines[0])
     if mode == "title":

@@ -1,0 +1,155 @@
+"""Benchmark `miner build` against a PyDriller pipeline doing the same work, side by side.
+
+Both pipelines walk the same history, find the same fix commits (miner's own fix-message
+rules, so the sets are identical) and blame each fix's deleted lines back to the commits
+that last touched them: PyDriller with `Git.get_commits_last_modified_lines`, miner with its
+blame stage, and miner goes on to write the fixtures. Each pipeline runs in its own process,
+so its peak memory is its own. Then, on the output miner wrote, two more rows:
+
+- a rebuild after about 1% new commits (first build at an older revision, rebuild at HEAD);
+- `--since` the last N days on the already mined output.
+
+Example:
+    python scripts/bench_build.py /path/to/repo --jobs 2
+    python scripts/bench_build.py /path/to/repo --pydriller-limit 300   # PyDriller on a sample of fixes
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def run_timed(args: list[str]) -> tuple[float, float, str]:
+    """Wall time (s), peak RSS (MB) of the process and the children it waited for, and stdout."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(args, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        elapsed = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            sys.exit(f"failed: {' '.join(args)}\n{err.read().decode()[-2000:]}")
+        return elapsed, usage.ru_maxrss / 1024, out.read().decode()
+
+
+def pydriller_pipeline(repo: str, rev: str, limit: int | None) -> None:
+    """The pipeline a PyDriller user would write: traverse, find fixes, blame each. Prints JSON."""
+    from pydriller import Git, Repository
+
+    from miner.classify import fix_link
+    from miner.config import load_config
+
+    fixes_config = load_config().fixes
+    git = Git(repo)
+    fixes = 0
+    blamed = 0
+    started = time.perf_counter()
+    per_fix: list[float] = []
+    for commit in Repository(repo, only_no_merge=True).traverse_commits():
+        if fix_link(commit.msg, fixes_config)[0] is None:
+            continue
+        fixes += 1
+        if limit is not None and fixes > limit:
+            continue
+        t0 = time.perf_counter()
+        found = git.get_commits_last_modified_lines(commit)
+        per_fix.append(time.perf_counter() - t0)
+        blamed += sum(len(v) for v in found.values())
+    print(json.dumps({"fixes": fixes, "blamed_fixes": len(per_fix), "blamed": blamed,
+                      "blame_seconds": sum(per_fix), "seconds": time.perf_counter() - started}))
+
+
+def rev_with_new_share(repo: str, share: float) -> tuple[str, int, int]:
+    """An ancestor of HEAD from which about `share` of all commits are new."""
+    repo = git_dir(repo)
+    total = int(subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--count", "HEAD"], capture_output=True,
+                               text=True, check=True).stdout)
+    first_parents = subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--first-parent", "HEAD"],
+                                   capture_output=True, text=True, check=True).stdout.split()
+    lo, hi = 1, len(first_parents) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        new = int(subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--count", f"{first_parents[mid]}..HEAD"],
+                                 capture_output=True, text=True, check=True).stdout)
+        if new < share * total:
+            lo = mid + 1
+        else:
+            hi = mid
+    new = int(subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--count", f"{first_parents[lo]}..HEAD"],
+                             capture_output=True, text=True, check=True).stdout)
+    return first_parents[lo], new, total
+
+
+def git_dir(path: str) -> str:
+    return subprocess.run(["git", "-C", path, "rev-parse", "--absolute-git-dir"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("repo")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--pydriller-limit", type=int, default=None,
+                        help="blame only the first N fixes with PyDriller and scale its time to all fixes")
+    parser.add_argument("--since-days", type=int, default=180)
+    parser.add_argument("--skip-pydriller", action="store_true")
+    args = parser.parse_args()
+    miner = [sys.executable, "-m", "miner.cli", "build", "-q", "--json", "-j", str(args.jobs)]
+    rows: list[tuple[str, float, float, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        # PyDriller needs a repository with a work tree: both pipelines mine the same local clone
+        # (hard-linked objects, no checkout), and the repository given is only read.
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", "--no-checkout", git_dir(args.repo), str(clone)], check=True)
+        repo = str(clone)
+        t_miner, m_miner, report = run_timed([*miner, repo, "--out", str(out / "cold")])
+        fixes = sum(r["fixes"] for r in json.loads(report)["repositories"])
+        rows.append(("miner build (cold)", t_miner, m_miner, f"{fixes} fixes, all blamed, fixtures written"))
+        ratio = ""
+        if not args.skip_pydriller:
+            t_py, m_py, py_out = run_timed([sys.executable, __file__, "--_pydriller", repo, "HEAD",
+                                            str(args.pydriller_limit or "")])
+            py = json.loads(py_out)
+            scaled = t_py
+            note = f"{py['fixes']} fixes, {py['blamed_fixes']} blamed"
+            if py["blamed_fixes"] < py["fixes"]:
+                per_fix = py["blame_seconds"] / max(1, py["blamed_fixes"])
+                scaled = t_py + per_fix * (py["fixes"] - py["blamed_fixes"])
+                note += f"; time scaled to all fixes ({t_py:.1f}s measured)"
+            rows.append(("PyDriller pipeline", scaled, m_py, note))
+            ratio = f"miner is {scaled / t_miner:.1f}x faster than the PyDriller pipeline"
+        old, new, total = rev_with_new_share(repo, 0.01)
+        t_base, _, _ = run_timed([*miner, repo, "--rev", old, "--out", str(out / "inc")])
+        t_inc, m_inc, _ = run_timed([*miner, repo, "--out", str(out / "inc"), "--force"])
+        rows.append((f"rebuild after {new} new commits ({100 * new / total:.1f}%)", t_inc, m_inc,
+                     f"{100 * t_inc / t_base:.1f}% of the first build at the older revision ({t_base:.1f}s)"))
+        since = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=args.since_days)).date().isoformat()
+        t_since, m_since, _ = run_timed([*miner, repo, "--out", str(out / "cold"), "--force", "--since", since])
+        rows.append((f"--since {since} on the mined output", t_since, m_since,
+                     f"{100 * t_since / t_miner:.1f}% of the cold build"))
+    print(f"repository: {args.repo} ({total} commits); machine: {platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}; miner -j {args.jobs}")
+    print(f"{'pipeline':<52} {'seconds':>9} {'peak MB':>8}  notes")
+    for name, seconds, peak, note in rows:
+        print(f"{name:<52} {seconds:>9.2f} {peak:>8.0f}  {note}")
+    if ratio:
+        print(ratio)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--_pydriller":
+        pydriller_pipeline(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None)
+    else:
+        main()
