@@ -180,12 +180,35 @@ class Repo:
 
     @lru_cache(maxsize=65536)
     def _meta(self, sha: str) -> CommitMeta | None:
-        out = self.run("show", "-z", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={_HEADER}", sha, "--")
-        record = out.lstrip(b"\x01")
-        if not record:
+        # In-process (libgit2): a worker looks up every candidate blame reaches, and a
+        # subprocess each cost more than the blame itself.
+        try:
+            commit = self._repo[sha]
+        except (KeyError, ValueError):
             return None
-        meta = _parse_commit(record)
-        return None if len(meta.parents) > 1 else meta
+        if not isinstance(commit, pygit2.Commit) or len(commit.parent_ids) > 1:
+            return None
+        if commit.parents:
+            diff = self._repo.diff(commit.parents[0], commit)
+        else:
+            diff = commit.tree.diff_to_tree(swap=True)
+        diff.find_similar()
+        files: list[FileStat] = []
+        for patch in diff:
+            if patch is None:
+                continue
+            delta = patch.delta
+            _, added, removed = patch.line_stats
+            binary = delta.is_binary
+            renamed = delta.status == pygit2.enums.DeltaStatus.RENAMED
+            files.append(FileStat(path=delta.new_file.path, old_path=delta.old_file.path if renamed else None,
+                                  added=0 if binary else added, removed=0 if binary else removed, binary=binary))
+        author = commit.author
+        return CommitMeta(sha=str(commit.id), parents=tuple(str(p) for p in commit.parent_ids),
+                          author_name=author.raw_name.decode("utf-8", "replace"),
+                          author_email=author.raw_email.decode("utf-8", "replace"),
+                          author_time=author.time, committer_time=commit.committer.time,
+                          message=commit.raw_message.decode("utf-8", "replace"), files=tuple(files))
 
     def commit_patch_ids(self, shas: Iterable[str]) -> dict[str, str]:
         """``git patch-id --stable`` of each commit: equal for cherry-picks and backports of one change."""
@@ -247,12 +270,17 @@ class Repo:
         commit = self._repo[sha]
         if len(commit.parent_ids) != 1:
             return False
-        out = self.run("diff-tree", "-p", "-w", "--ignore-blank-lines", "--no-ext-diff", "--no-textconv",
-                       "--no-renames", "--format=", sha)
-        if not out.strip():
-            return True
-        return not any(line.startswith((b"+", b"-")) and not line.startswith((b"+++", b"---"))
-                       for line in out.splitlines())
+        flags = pygit2.enums.DiffOption.IGNORE_WHITESPACE | pygit2.enums.DiffOption.IGNORE_BLANK_LINES
+        diff = self._repo.diff(commit.parents[0], commit, flags=flags)
+        seen = False
+        for patch in diff:
+            if patch is None or patch.delta.status != pygit2.enums.DeltaStatus.MODIFIED or patch.delta.is_binary:
+                return False
+            _, added, removed = patch.line_stats
+            if added or removed:
+                return False
+            seen = True
+        return seen
 
     # -- objects ------------------------------------------------------------------
 

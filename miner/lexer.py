@@ -6,6 +6,8 @@ docstring line is not code in Python. Pygments knows both.
 
 from __future__ import annotations
 
+import io
+import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -41,12 +43,50 @@ def _is_space(token: object, value: str) -> bool:
     return (token in Whitespace or token in Text) and not value.strip()
 
 
+_NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+             tokenize.ENCODING, tokenize.ENDMARKER}
+
+
+def _python_code_lines(text: str, upto: int | None) -> set[int]:
+    """Python's own tokenizer: a dozen times faster than pygments on Python, and exact.
+
+    A statement made only of string literals (a docstring) is documentation, not code.
+    """
+    lines = text.split("\n")
+    code: set[int] = set()
+    pending: list[tokenize.TokenInfo] = []  # string tokens that may turn out to be a docstring
+    statement_start = True
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.STRING and (statement_start or pending):
+            pending.append(tok)
+            statement_start = False
+            continue
+        if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER) and pending:
+            pending = []  # the statement was strings alone: a docstring
+        elif pending and tok.type not in (tokenize.NL, tokenize.COMMENT):
+            for p in pending:
+                code.update(r for r in range(p.start[0], p.end[0] + 1) if lines[r - 1].strip())
+            pending = []
+        if tok.type not in _NOT_CODE:
+            code.update(r for r in range(tok.start[0], tok.end[0] + 1) if r <= len(lines) and lines[r - 1].strip())
+        statement_start = tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) or (
+            statement_start and tok.type in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING))
+        if upto is not None and tok.start[0] > upto and not pending:
+            break
+    return code
+
+
 def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
     """1-based numbers of the lines holding code: not blank, not only comments.
 
     With ``upto``, lexing stops once past that line: callers that need a few lines near the
     top of a large file do not pay for the rest.
     """
+    if path.endswith((".py", ".pyi")):
+        try:
+            return _python_code_lines(text, upto)
+        except (tokenize.TokenError, SyntaxError):
+            pass  # not valid Python 3 (old Python 2, a template): pygments copes
     lines = text.split("\n")
     lexer = _lexer(path)
     if lexer is None:

@@ -25,12 +25,18 @@ def dumps(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, durable: bool = True) -> None:
+    """Write ``text`` so that ``path`` is either the old file or the whole new one.
+
+    Files inside a staging directory skip the fsync (``durable=False``): the directory as a
+    whole becomes the output only after the manifest, which is synced, is in place.
+    """
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 
@@ -77,8 +83,8 @@ class Staging:
         """Write one fixture; return the relative paths of its visible and answer files."""
         fid = fixture.visible.id
         visible, answer = f"visible/{fid}.json", f"answers/{fid}.json"
-        write_atomic(self.dir / visible, dumps(fixture.visible.model_dump(mode="json")))
-        write_atomic(self.dir / answer, dumps(fixture.answer.model_dump(mode="json")))
+        write_atomic(self.dir / visible, dumps(fixture.visible.model_dump(mode="json")), durable=False)
+        write_atomic(self.dir / answer, dumps(fixture.answer.model_dump(mode="json")), durable=False)
         return visible, answer
 
     def write(self, name: str, text: str) -> None:
