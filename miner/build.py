@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import statistics
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -27,15 +28,16 @@ from miner import __version__
 from miner.blame import tier_allowed
 from miner.cache import Cache, labels_key, visible_key
 from miner.classify import has_generated_marker
-from miner.clean import pick_clean, wanted
+from miner.classify import path_kind
+from miner.clean import pick_clean, stratum, wanted
 from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, chunks, fixture_task, label_task,
-                          make_executor)
+                          make_executor, survival_task)
 from miner.errors import MinerError, MissingObjectError
 from miner.fixture import fixture_id
 from miner.git import Repo
 from miner.ledger import LEDGER, Ledger, assign, families, updated
-from miner.records import Answer, CommitMeta, Defect, Fixture, Label, Visible, iso
+from miner.records import Answer, CleanPick, CommitMeta, Defect, Fixture, Label, Visible, iso
 from miner.split import freshness, repository_split
 from miner.walk import find_fixes
 from miner.write import MANIFEST, Staging, check_destination, dumps
@@ -55,6 +57,7 @@ class RepoReport:
     bugs: int = 0
     clean: int = 0
     reused_labels: int = 0
+    sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
     dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "blame", "bug", "clean")})
 
     def to_json(self) -> dict[str, Any]:
@@ -63,6 +66,7 @@ class RepoReport:
             "split": self.split, "shallow": self.shallow, "commits": self.commits, "fixes": self.fixes,
             "labels_by_tier": dict(sorted(self.labels.items())),
             "fixtures": {"bug": self.bugs, "clean": self.clean},
+            "sizes": self.sizes,
             "dropped": {stage: dict(sorted(c.items())) for stage, c in self.dropped.items()},
         }
 
@@ -89,6 +93,7 @@ class _Mined:
     report: RepoReport
     jobs: list[FixtureJob]
     metas: dict[str, CommitMeta]
+    clean: dict[str, tuple[str, float | None]] = field(default_factory=dict)  # pick -> (stratum, survival)
 
 
 @dataclass
@@ -257,17 +262,41 @@ def _mine(repo: Repo, name: str, head: str, config: Config, pool: Executor, jobs
         return metas.get(sha) or repo.meta(sha)
 
     bugs = _bug_heads(labels, lookup, config, window, report.dropped["bug"])
+    bug_strata = [stratum(meta, config) for meta in (lookup(sha) for sha in sorted(bugs)) if meta is not None]
     blamed = {sha for lab in labels for sha in lab.blamed}
     in_window = [m for m in metas.values() if window.holds(m.committed)]
     if len(in_window) < len(metas):
         report.dropped["clean"]["outside_window"] += len(metas) - len(in_window)
     picks = pick_clean(sorted(in_window, key=lambda m: m.sha), wanted(len(bugs), config), config,
                        int(head_date.timestamp()), blamed, {f.meta.sha for f in fixes}, repo.is_cosmetic,
-                       report.dropped["clean"], lambda sha, path: _generated(repo, sha, path, config))
+                       report.dropped["clean"], lambda sha, path: _generated(repo, sha, path, config),
+                       match=bug_strata)
+    survival = _survival(repo, head, picks, metas, config, pool, jobs) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
     jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]
     jobs_ += [FixtureJob("clean", p.sha, report.split, None, p.observed_days) for p in picks]
-    return _Mined(repo=repo, report=report, jobs=jobs_, metas=metas)
+    report.sizes = {"bug": _sizes([lookup(sha) for sha in bugs]), "clean": _sizes([metas[p.sha] for p in picks])}
+    return _Mined(repo=repo, report=report, jobs=jobs_, metas=metas,
+                  clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks})
+
+
+def _survival(repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta], config: Config,
+              pool: Executor, jobs: int) -> dict[str, float | None]:
+    work = [(p.sha, tuple((f.path, f.added) for f in metas[p.sha].files
+                          if path_kind(f.path, config.paths) == "source" and not f.binary)) for p in picks]
+    found: dict[str, float | None] = {}
+    for future in [pool.submit(survival_task, str(repo.git_dir), head, chunk) for chunk in chunks(work, jobs)]:
+        found.update(future.result())
+    return found
+
+
+def _sizes(metas: list[CommitMeta | None]) -> dict[str, float | int]:
+    """Median changed lines and files, to compare the clean sample with the bug fixtures."""
+    present = [m for m in metas if m is not None]
+    if not present:
+        return {"count": 0}
+    return {"count": len(present), "median_lines": statistics.median(m.changed_lines for m in present),
+            "median_files": statistics.median(len(m.files) for m in present)}
 
 
 def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) -> tuple[str, list[Any]] | None:
@@ -326,18 +355,27 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
                 for fixture in future.result():
                     fid = fixture.visible.id
                     answer = fixture.answer.model_copy(update={
-                        "split": splits[fid], "family": family[fid],
-                        "clean_confidence": _clean_confidence(fixture.answer.observed_days, config)})
+                        "split": splits[fid], "family": family[fid], **_clean_fields(m, fixture.answer.head,
+                                                                                      fixture.answer.observed_days, config)})
                     entries.append(_entry(staging, Fixture(visible=fixture.visible, answer=answer), family[fid]))
                     bar.update(1)
     repos = {e["id"]: e["repository"] for e in entries}
     return entries, updated(ledger, splits, repos, family)
 
 
-def _clean_confidence(observed: int | None, config: Config) -> str | None:
+def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) -> dict[str, Any]:
+    """What an answer records of how clean a clean fixture is (nothing for a bug fixture)."""
     if observed is None:
-        return None
-    return "high" if observed >= config.clean.wait_days else "low"
+        return {}
+    picked, survival = m.clean.get(head, ("", None))
+    if observed < config.clean.wait_days:
+        confidence = "low"
+    elif survival is not None and survival < config.clean.min_survival:
+        confidence = "medium"
+    else:
+        confidence = "high"
+    return {"clean_confidence": confidence, "wait_days": config.clean.wait_days, "survival": survival,
+            "stratum": picked or None}
 
 
 def _answer(m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blanked: list[Any], meta: CommitMeta,
@@ -346,8 +384,7 @@ def _answer(m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blank
                   base=meta.parents[0] if meta.parents else None, head=job.head, head_date=iso(meta.committed),
                   author_date=iso(meta.authored), defects=job.defects, observed_days=job.observed_days,
                   fresh=freshness(meta.committed, config.split), description_mode=config.strip.description,
-                  blanked=tuple(blanked), family=family,
-                  clean_confidence=_clean_confidence(job.observed_days, config))  # type: ignore[arg-type]
+                  blanked=tuple(blanked), family=family, **_clean_fields(m, job.head, job.observed_days, config))
 
 
 def _entry(staging: Staging, fixture: Fixture, family: str) -> dict[str, Any]:
@@ -369,6 +406,10 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
                 lines.append(f"  {r.name} dropped at {stage}: {reasons}")
         if r.labels:
             lines.append(f"  {r.name} labels by tier: " + ", ".join(f"{k}={v}" for k, v in sorted(r.labels.items())))
+        if r.sizes.get("bug", {}).get("count") and r.sizes.get("clean", {}).get("count"):
+            b, c = r.sizes["bug"], r.sizes["clean"]
+            lines.append(f"  {r.name} change size, median lines/files: bug {b['median_lines']}/{b['median_files']}, "
+                         f"clean {c['median_lines']}/{c['median_files']}")
         if r.reused_labels:
             lines.append(f"  {r.name}: {r.reused_labels} fixes' labels reused from the cache")
     if result.young_clean_left_out and config is not None:

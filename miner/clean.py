@@ -51,14 +51,48 @@ def source_paths(meta: CommitMeta, config: Config) -> list[str]:
     return [f.path for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
 
 
+Stratum = tuple[str, str, str]
+_SIZES = ((5, "1-5"), (20, "6-20"), (50, "21-50"), (200, "51-200"), (10**9, "201+"))
+
+
+def stratum(meta: CommitMeta, config: Config) -> Stratum:
+    """(changed lines, files touched, language) buckets: what a reviewer would notice of a change's shape."""
+    lines = meta.changed_lines
+    size = next(label for bound, label in _SIZES if lines <= bound)
+    files = len(meta.files)
+    spread = "1" if files <= 1 else "2-3" if files <= 3 else "4+"
+    counts: Counter[str] = Counter()
+    for f in meta.files:
+        if path_kind(f.path, config.paths) == "source":
+            counts[f.path.rsplit(".", 1)[-1].lower() if "." in f.path.rsplit("/", 1)[-1] else "(none)"] += f.added + f.removed + 1
+    language = min(counts, key=lambda k: (-counts[k], k)) if counts else "(none)"
+    return size, spread, language
+
+
+def allocate(targets: Counter[Stratum], count: int) -> dict[Stratum, int]:
+    """Split ``count`` over strata in proportion to ``targets`` (largest remainder; ties to the larger stratum)."""
+    total = sum(targets.values())
+    if not total or not count:
+        return {}
+    exact = {s: count * n / total for s, n in targets.items()}
+    quotas = {s: math.floor(q) for s, q in exact.items()}
+    left = count - sum(quotas.values())
+    for s in sorted(exact, key=lambda s: (-(exact[s] - quotas[s]), -targets[s], s))[:left]:
+        quotas[s] += 1
+    return quotas
+
+
 def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_at: int,
                blamed: set[str], fixes: set[str], is_cosmetic: Callable[[str], bool],
                dropped: Counter[str], is_generated: Callable[[str, str], bool] = lambda sha, path: False,
-               ) -> list[CleanPick]:
+               match: Iterable[Stratum] = ()) -> list[CleanPick]:
     """A seeded sample of ``count`` clean commits; counts every refused candidate by reason.
 
-    The checks that need git (whitespace-only, generated headers) run only on the commits
-    the sample reaches, in sample order.
+    With ``match`` (the strata of the repository's bug fixtures) the sample is stratified:
+    each stratum gets its share of ``count``, drawn in seeded order, so clean changes look
+    like bug changes in size, spread and language; strata with too few candidates are
+    filled from the rest in seeded order. The checks that need git (whitespace-only,
+    generated headers) run only on the commits the sample reaches.
     """
     eligible: list[CommitMeta] = []
     for meta in commits:
@@ -68,16 +102,37 @@ def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_
         else:
             eligible.append(meta)
     eligible.sort(key=lambda m: sample_order(m.sha, config.seed))
-    picks: list[CleanPick] = []
+    groups: dict[Stratum, list[CommitMeta]] = {}
     for meta in eligible:
-        if len(picks) >= count:
-            dropped["not_sampled"] += 1
-            continue
+        groups.setdefault(stratum(meta, config), []).append(meta)
+    taken: set[str] = set()
+    refused: set[str] = set()
+    picks: list[CleanPick] = []
+
+    def accept(meta: CommitMeta) -> bool:
+        if meta.sha in taken or meta.sha in refused:
+            return False
         if is_cosmetic(meta.sha):
             dropped["whitespace_only"] += 1
-            continue
-        if all(is_generated(meta.sha, path) for path in source_paths(meta, config)):
+        elif all(is_generated(meta.sha, path) for path in source_paths(meta, config)):
             dropped["generated_only"] += 1
-            continue
-        picks.append(CleanPick(sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400))
-    return picks
+        else:
+            taken.add(meta.sha)
+            picks.append(CleanPick(sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400,
+                                   stratum="/".join(stratum(meta, config))))
+            return True
+        refused.add(meta.sha)
+        return False
+
+    for group, quota in sorted(allocate(Counter(match), count).items()):
+        got = 0
+        for meta in groups.get(group, []):
+            if got >= quota:
+                break
+            got += accept(meta)
+    for meta in eligible:  # fill what the strata could not, in seeded order
+        if len(picks) >= count:
+            break
+        accept(meta)
+    dropped["not_sampled"] += len(eligible) - len(taken) - len(refused)
+    return sorted(picks, key=lambda p: sample_order(p.sha, config.seed))

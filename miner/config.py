@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from miner.errors import ConfigError
 
-Tier = Literal["explicit", "blame", "plurality", "heuristic"]
-TIERS: tuple[Tier, ...] = ("explicit", "blame", "plurality", "heuristic")
+Tier = Literal["explicit", "blame", "plurality", "weak", "heuristic"]
+TIERS: tuple[Tier, ...] = ("explicit", "blame", "plurality", "weak", "heuristic")
 
 
 class _Section(BaseModel):
@@ -67,11 +67,15 @@ class LabelsConfig(_Section):
     import_lines: int = Field(gt=0)
     max_intro_changed_lines: int = Field(gt=0)
     max_cosmetic_hops: int = Field(ge=0)
+    max_blame_age_days: int = Field(gt=0)
+    break_ties_by_recency: bool
 
 
 class CleanConfig(_Section):
     wait_days: int = Field(ge=0)
     admit_young: bool
+    survival: bool
+    min_survival: float = Field(ge=0, le=1)
     max_changed_lines: int = Field(gt=0)
     ratio: float = Field(ge=0)
     min_count: int = Field(ge=0)

@@ -122,6 +122,23 @@ def _delay() -> None:
         time.sleep(delay)
 
 
+def survival_task(repo_path: str, head: str, picks: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+                  ) -> list[tuple[str, float | None]]:
+    """Share of each clean pick's added lines that still stand at ``head``.
+
+    ``picks`` holds (commit, ((path, lines it added), ...)); files that no longer exist at
+    ``head`` (deleted or renamed since) are left out of the share rather than counted as gone.
+    """
+    _delay()
+    repo = Repo(repo_path)
+    out: list[tuple[str, float | None]] = []
+    for sha, added in picks:
+        standing = repo.surviving(sha, head, [path for path, n in added if n])
+        total = sum(n for path, n in added if path in standing)
+        out.append((sha, round(sum(standing.values()) / total, 4) if total else None))
+    return out
+
+
 def chunks(items: list[T], jobs: int, smallest: int = 4, largest: int = 64) -> list[tuple[T, ...]]:
     """Split work into ordered chunks: several per worker, so a slow one does not hold the rest."""
     if not items:

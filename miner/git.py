@@ -282,6 +282,17 @@ class Repo:
             seen = True
         return seen
 
+    def surviving(self, sha: str, head: str, paths: Iterable[str]) -> dict[str, int]:
+        """For each path (as ``sha`` left it) that still exists at ``head``: how many of its
+        lines blame at ``head`` still gives to ``sha``."""
+        out: dict[str, int] = {}
+        for path in paths:
+            if self.blob(head, path) is None:
+                continue
+            hits = _parse_blame(self.run("blame", "--porcelain", head, "--", path))
+            out[path] = sum(1 for h in hits if h.sha == sha)
+        return out
+
     # -- objects ------------------------------------------------------------------
 
     def blob(self, sha: str, path: str) -> bytes | None:

@@ -122,6 +122,7 @@ class Label(Record):
 class CleanPick(Record):
     sha: str
     observed_days: int
+    stratum: str = ""
 
 
 # -- the visible and answer parts of a fixture ---------------------------------------------------------
@@ -168,7 +169,10 @@ class Answer(Record):
     description_mode: Literal["original", "title", "none"]
     blanked: tuple[Blanked, ...] = ()
     family: str | None = None       # fixtures sharing an introducing commit, a fix or a patch share a family
-    clean_confidence: Literal["high", "low"] | None = None  # low: observed for less than the waiting window
+    clean_confidence: Literal["high", "medium", "low"] | None = None
+    wait_days: int | None = None    # the waiting window a clean change was held to
+    survival: float | None = None   # share of a clean change's added lines still unchanged at the mined commit
+    stratum: str | None = None      # size/spread/language bucket a clean change was sampled from
 
 
 class Fixture(Record):

@@ -210,3 +210,32 @@ def test_description_modes(samples: dict[str, Sample], tmp_path: Path, mode: str
         data = json.loads(visible.read_text())
         assert data["description"] == ""
         assert (data["title"] == "") == (mode == "none")
+
+
+def test_clean_answers_record_how_clean_they_are(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    for name in samples:
+        cleans = [a for a in answers(full_build[name]).values() if a["kind"] == "clean"]
+        assert cleans
+        for a in cleans:
+            assert a["wait_days"] == 365 and a["observed_days"] >= 365
+            assert a["clean_confidence"] in ("high", "medium")
+            assert a["survival"] is None or 0 <= a["survival"] <= 1
+            assert a["stratum"]
+        manifest = json.loads((full_build[name] / "manifest.json").read_text())
+        sizes = manifest["repositories"][0]["sizes"]
+        assert sizes["clean"]["count"] == len(cleans)
+
+
+def test_young_commits_are_clean_only_when_the_window_is_lowered(samples: dict[str, Sample], tmp_path: Path) -> None:
+    from conftest import every_clean_config
+
+    sample = samples["gokv"]
+    names = {v: k for k, v in sample.shas.items()}
+    build([sample.path], tmp_path / "short", every_clean_config().with_overrides(clean={"wait_days": 30}),
+          progress=False)
+    short = {names[h]: a for h, a in answers(tmp_path / "short").items() if a["kind"] == "clean"}
+    young = {cid for cid, a in short.items() if a["observed_days"] < 365}
+    assert young, "lowering the window admits younger clean commits"
+    assert not young & set(sample.truth["clean"])
+    assert not young & set(sample.truth["never"])
+    assert all(short[c]["wait_days"] == 30 and short[c]["clean_confidence"] != "low" for c in young)

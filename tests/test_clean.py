@@ -54,3 +54,34 @@ def test_reformats_are_skipped_in_the_sample() -> None:
     dropped: Counter[str] = Counter()
     picks = pick_clean(commits, 10, CONFIG, NOW, set(), set(), lambda s: s.endswith("3"), dropped)
     assert len(picks) == 9 and dropped["whitespace_only"] == 1
+
+
+def test_allocate_is_proportional_and_exact() -> None:
+    from miner.clean import allocate
+
+    quotas = allocate(Counter({("1-5", "1", "py"): 6, ("6-20", "1", "py"): 3, ("201+", "4+", "c"): 1}), 5)
+    assert sum(quotas.values()) == 5
+    assert quotas == {("1-5", "1", "py"): 3, ("6-20", "1", "py"): 2, ("201+", "4+", "c"): 0}
+
+
+def test_stratified_sample_matches_the_bug_strata() -> None:
+    from miner.clean import stratum
+
+    small = [meta(f"a{i:039x}", lines=2) for i in range(30)]
+    large = [meta(f"b{i:039x}", lines=300) for i in range(30)]
+    bugs = [stratum(m, CONFIG) for m in large[:3]] + [stratum(small[0], CONFIG)]
+    picks = pick_clean(small + large, 8, CONFIG, NOW, set(), set(), lambda s: False, Counter(), match=bugs)
+    sizes = Counter(p.stratum.split("/")[0] for p in picks)
+    assert sizes == {"201+": 6, "1-5": 2}
+    again = pick_clean(list(reversed(small + large)), 8, CONFIG, NOW, set(), set(), lambda s: False, Counter(),
+                       match=list(reversed(bugs)))
+    assert [p.sha for p in again] == [p.sha for p in picks]
+
+
+def test_strata_short_of_candidates_are_filled_from_the_rest() -> None:
+    from miner.clean import stratum
+
+    small = [meta(f"a{i:039x}", lines=2) for i in range(10)]
+    bugs = [stratum(meta("z" * 40, lines=300), CONFIG)] * 4
+    picks = pick_clean(small, 4, CONFIG, NOW, set(), set(), lambda s: False, Counter(), match=bugs)
+    assert len(picks) == 4
