@@ -93,7 +93,7 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
             skipped["fix_lines_blank_or_comment"] += len(diff.removed) - len(lines)
         if lines:
             removed.append((diff.old_path, lines))
-        elif diff.insertions and not diff.removed:
+        elif diff.insertions:  # nothing but insertions, or only blank and comment lines removed
             points: set[int] = set()
             for at in diff.insertions:
                 after = [n for n in code if n >= at]
@@ -164,6 +164,14 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
         return Label(fix=fix.meta.sha, intro=intro, tier=tier, defects=_defects(fix, intro, traced, evidence),
                      blamed=blamed)
 
+    def _time(sha: str) -> int:
+        meta = lookup(sha)
+        return meta.committer_time if meta else 0
+
+    def _aged(sha: str) -> bool:
+        # A much older commit than the fix: often the victim line of a defect introduced elsewhere.
+        return fix.meta.committer_time - _time(sha) > config.labels.max_blame_age_days * 86400
+
     def drop(reason: str) -> list[Label]:
         return [Label(fix=fix.meta.sha, intro=None, tier=None, dropped=reason, blamed=blamed)]
 
@@ -177,12 +185,18 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
         return drop(candidates[0].rejected or "no_candidate")
     added_only = traced[0].added_only
     if len(valid) == 1 and len(valid) == len(candidates):
-        return [label(valid[0].sha, "added-only" if added_only else "blame", "heuristic" if added_only else "blame")]
+        if added_only:
+            return [label(valid[0].sha, "added-only", "heuristic")]
+        return [label(valid[0].sha, "blame", "weak" if _aged(valid[0].sha) else "blame")]
     if added_only:
         return drop("added_only_ambiguous")
     if len(valid) > 1 and valid[0].lines == valid[1].lines:
-        return drop("ambiguous_candidates")
-    return [label(valid[0].sha, "blame", "plurality")]
+        if not config.labels.break_ties_by_recency:
+            return drop("ambiguous_candidates")
+        tied = [c.sha for c in valid if c.lines == valid[0].lines]
+        newest = max(tied, key=lambda sha: (_time(sha), sha))
+        return [label(newest, "blame", "weak")]
+    return [label(valid[0].sha, "blame", "weak" if _aged(valid[0].sha) else "plurality")]
 
 
 def tier_allowed(tier: Tier, min_tier: Tier) -> bool:

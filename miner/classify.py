@@ -59,6 +59,14 @@ def _keyword_regex(keywords: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(re.escape(k) for k in keywords) + r")\b", re.I)
 
 
+def trailer_shas(message: str, fixes: FixesConfig) -> tuple[str, ...]:
+    """The SHA prefixes a message's trailers name as the commit it repairs (``Fixes: <sha>`` and kin)."""
+    named: list[str] = []
+    for pattern in fixes.link_patterns:
+        named += re.findall(pattern, message, re.I | re.M)
+    return tuple(dict.fromkeys(s.lower() for s in named))
+
+
 def fix_link(message: str, fixes: FixesConfig) -> tuple[LinkKind | None, tuple[str, ...], str | None]:
     """Whether a message marks a fix: (how, SHA prefixes it names, why it was rejected).
 
@@ -69,11 +77,9 @@ def fix_link(message: str, fixes: FixesConfig) -> tuple[LinkKind | None, tuple[s
     reverted = re.findall(fixes.revert_pattern, message)
     if reverted:
         return "revert", tuple(dict.fromkeys(s.lower() for s in reverted)), None
-    named: list[str] = []
-    for pattern in fixes.link_patterns:
-        named += re.findall(pattern, message, re.I | re.M)
+    named = trailer_shas(message, fixes)
     if named:
-        return "trailer", tuple(dict.fromkeys(s.lower() for s in named)), None
+        return "trailer", named, None
     if not _keyword_regex(tuple(fixes.keywords)).search(message):
         return None, (), None
     subject = message.strip().split("\n", 1)[0].strip()

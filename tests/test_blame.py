@@ -61,8 +61,23 @@ def test_plurality_and_ties() -> None:
     (label,) = run(fix(), traced((A, 1), (A, 2), (B, 7)))
     assert (label.intro, label.tier) == (A, "plurality")
     assert [c.sha for c in label.defects[0].evidence.candidates] == [A, B]
-    (tie,) = run(fix(), traced((A, 1), (B, 7)))
+    (tie,) = run(fix(), traced((A, 1), (B, 7)))  # a tie goes to the newer candidate, in the weak tier
+    assert (tie.intro, tie.tier) == (B, "weak")
+    strict = CONFIG.with_overrides(labels={"break_ties_by_recency": False})
+    (tie,) = decide(fix(), traced((A, 1), (B, 7)), METAS.get, strict, NoCosmetic())
     assert tie.intro is None and tie.dropped == "ambiguous_candidates"
+
+
+def test_a_much_older_candidate_is_the_weak_tier() -> None:
+    year = 365 * 86400
+    old = {**METAS, FIX: meta(FIX, parents=(A,))}
+    late = FixCommit(meta=meta(FIX, parents=(A,), message="Fix it").model_copy(update={"committer_time": 3 * year}),
+                     link="keyword")
+    (label,) = decide(late, traced((A, 4), (A, 5)), old.get, CONFIG, NoCosmetic())
+    assert (label.intro, label.tier) == (A, "weak")  # three years old: maybe a victim line
+    soon = late.model_copy(update={"meta": late.meta.model_copy(update={"committer_time": year})})
+    (label,) = decide(soon, traced((A, 4), (A, 5)), old.get, CONFIG, NoCosmetic())
+    assert (label.intro, label.tier) == (A, "blame")
 
 
 def test_initial_import_and_bots_are_never_candidates() -> None:

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""miner's labeller against PyDriller's SZZ, side by side on the same fixes of one repository.
+
+    scripts/bench_szz.py REPO [--limit N] [--rev REV]
+
+The fixes are the repository's in-scope trailer fixes (``Fixes: <sha>``; see ``miner calibrate``),
+so both tools can be scored against the commit the developer named; with fewer than one such
+fix, miner's keyword fixes are used and only time and agreement are reported. Both tools are blind
+to the trailers. miner's time per fix covers reading the fix's diff, blaming and deciding;
+PyDriller's covers ``Git(repo).get_commits_last_modified_lines(commit)`` (diff and whole-file blame).
+
+PyDriller writes ``blame.markUnblamableLines`` into the repository it opens, so it runs on a bare
+copy in a temporary directory (``git clone --bare --no-hardlinks``); the mined repository is
+never written to. Example:
+
+    scripts/bench_szz.py ~/src/iproute2 --limit 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from miner.blame import decide, tier_allowed, trace
+from miner.build import repository_name
+from miner.calibrate import Truth, blind_fixes, collect
+from miner.config import load_config
+from miner.errors import MinerError
+from miner.git import Repo
+from miner.records import CommitMeta, FixCommit
+from miner.walk import find_fixes
+
+
+@dataclass
+class Run:
+    name: str
+    seconds: list[float] = field(default_factory=list)
+    answers: dict[str, set[str]] = field(default_factory=dict)   # fix -> commits it was blamed on
+
+    def quantile(self, q: float) -> float:
+        ordered = sorted(self.seconds)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def _evenly(items: list[FixCommit], limit: int | None) -> list[FixCommit]:
+    if limit is None or len(items) <= limit:
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def miner_run(repo: Repo, fixes: list[FixCommit], metas: dict[str, CommitMeta], min_tier: str,
+              all_tiers: bool) -> tuple[Run, Run]:
+    """miner's default output and all its tiers: one timed labelling pass serves both."""
+    config = load_config().with_overrides(labels={"blame_only": True})
+    default, every = Run("miner (default tiers)"), Run("miner (all tiers)")
+    for fix in fixes:
+        start = time.perf_counter()
+        ((_, diffs),) = list(repo.diffs([fix.meta.sha]))
+        traced = trace(fix, diffs, repo, config, Counter())
+        labels = decide(fix, traced, metas.get, config, repo)
+        elapsed = time.perf_counter() - start
+        for run in (default, every):
+            run.seconds.append(elapsed)
+            keep = {lab.intro for lab in labels if lab.intro and lab.tier
+                    and (run is every or tier_allowed(lab.tier, min_tier))}  # type: ignore[arg-type]
+            run.answers[fix.meta.sha] = keep
+    return default, every
+
+
+def pydriller_run(path: Path, fixes: list[FixCommit]) -> Run:
+    from pydriller import Git
+
+    run = Run("PyDriller get_commits_last_modified_lines")
+    with tempfile.TemporaryDirectory(prefix="bench-szz-") as tmp:
+        copy = Path(tmp) / "copy.git"
+        subprocess.run(["git", "clone", "-q", "--bare", "--no-hardlinks", str(path), str(copy)], check=True,
+                       env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        git = Git(str(copy))
+        for fix in fixes:
+            start = time.perf_counter()
+            commit = git.get_commit(fix.meta.sha)
+            found = git.get_commits_last_modified_lines(commit)
+            run.seconds.append(time.perf_counter() - start)
+            run.answers[fix.meta.sha] = {sha for shas in found.values() for sha in shas}
+        git.clear()
+    return run
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def report(runs: list[Run], truths: dict[str, Truth], fixes: list[FixCommit]) -> str:
+    scored = bool(truths)
+    head = (f"{'method':<44} {'fixes':>5} {'answered':>8} {'median ms':>9} {'p90 ms':>7} {'total s':>8}"
+            + (f" {'precision':>9} {'recall':>6} {'yield':>6} {'F1':>6} {'prec(1 cand)':>12} {'yield(1)':>8}"
+               if scored else ""))
+    lines = [head]
+    for run in runs:
+        answered = sum(1 for f in fixes if run.answers.get(f.meta.sha))
+        row = (f"{run.name:<44} {len(fixes):>5} {answered:>8} {1000 * statistics.median(run.seconds):>9.1f} "
+               f"{1000 * run.quantile(0.9):>7.1f} {sum(run.seconds):>8.2f}")
+        if scored:
+            made = right = single = single_right = 0
+            pairs = sum(len(t.named) for t in truths.values())
+            for f in fixes:
+                got = run.answers.get(f.meta.sha, set())
+                named = set(truths[f.meta.sha].named)
+                made += len(got)
+                right += len(got & named)
+                if len(got) == 1:
+                    single += 1
+                    single_right += len(got & named)
+            p = right / made if made else None
+            r = right / pairs if pairs else None
+            f1 = 2 * p * r / (p + r) if p and r else None
+            row += (f" {_fmt(p):>9} {_fmt(r):>6} {_fmt(answered / len(fixes)):>6} {_fmt(f1):>6} "
+                    f"{_fmt(single_right / single if single else None):>12} {_fmt(single / len(fixes)):>8}")
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def agreement(a: Run, b: Run, fixes: list[FixCommit]) -> str:
+    both = same = inside = 0
+    for f in fixes:
+        x, y = a.answers.get(f.meta.sha, set()), b.answers.get(f.meta.sha, set())
+        if x and y:
+            both += 1
+            same += x == y
+            inside += x <= y
+    return (f"agreement {a.name} vs {b.name}: both answered {both} fixes; identical answer {same}"
+            f" ({same / both:.0%}); miner's answer among PyDriller's {inside} ({inside / both:.0%})"
+            if both else "agreement: no fix answered by both")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("repo", type=Path)
+    parser.add_argument("--limit", type=int, default=None, help="at most N fixes, spread evenly over history")
+    parser.add_argument("--rev", default="HEAD")
+    args = parser.parse_args()
+    try:
+        repo = Repo(args.repo)
+        config = load_config()
+        head = repo.resolve(args.rev)
+        metas, truths, _ = collect(repo, head, config, Counter())
+        if truths:
+            fixes = blind_fixes(truths, metas, config, repo.expand, Counter())
+        else:
+            blind = config.with_overrides(labels={"blame_only": True})
+            fixes = [f for f in find_fixes(metas.values(), blind, repo.expand, Counter()) if f.meta.parents]
+        fixes = _evenly(fixes, args.limit)
+        truths = {f.meta.sha: truths[f.meta.sha] for f in fixes if f.meta.sha in truths}
+        print(f"{repository_name(args.repo)}: {len(fixes)} fixes"
+              f" ({'in-scope trailer fixes, trailers hidden' if truths else 'keyword fixes, no trailers to score'})",
+              file=sys.stderr)
+        default, every = miner_run(repo, fixes, metas, config.labels.min_tier, True)
+        pyd = pydriller_run(args.repo, fixes)
+    except MinerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(report([default, every, pyd], truths, fixes))
+    print(agreement(every, pyd, fixes))
+    ratio = statistics.median(pyd.seconds) / statistics.median(default.seconds)
+    total = sum(pyd.seconds) / sum(default.seconds)
+    print(f"speed: miner is {ratio:.1f}x faster per fix (median), {total:.1f}x in total")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
