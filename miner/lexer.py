@@ -1,12 +1,20 @@
-"""Which lines of a file are code, with a real lexer per language (pygments).
+"""Which lines of a file are code, with a real lexer per language.
 
 A prefix list is wrong in both directions: ``#include`` is code in C, and a
-docstring line is not code in Python. Pygments knows both.
+docstring line is not code in Python. Three lexers, fastest first:
+
+- Python: the standard library's ``tokenize`` (exact, and a dozen times faster than pygments);
+- the C family (C, C++, Java, JavaScript, TypeScript, Go, Rust, C#, Kotlin, Swift, Scala):
+  one regular expression that knows line comments, block comments and string, character
+  and template literals, which is all that decides whether a line holds code;
+- everything else: pygments.
 """
 
 from __future__ import annotations
 
+import bisect
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
@@ -41,6 +49,29 @@ def _is_comment(token: object) -> bool:
 
 def _is_space(token: object, value: str) -> bool:
     return (token in Whitespace or token in Text) and not value.strip()
+
+
+C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".inc", ".java", ".js", ".jsx", ".mjs",
+            ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".cs", ".kt", ".kts", ".swift", ".scala", ".m", ".mm")
+_C_TOKENS = re.compile(r"""//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?""",
+                       re.S)
+
+
+def _c_comments(text: str) -> list[tuple[int, int]]:
+    """Character ranges of the comments of a C-family source (strings are skipped whole)."""
+    return [m.span() for m in _C_TOKENS.finditer(text) if m.group().startswith(("//", "/*"))]
+
+
+def _masked(text: str, ranges: list[tuple[int, int]]) -> str:
+    """The text with every range blanked (newlines kept), so line numbers stay true."""
+    parts: list[str] = []
+    last = 0
+    for start, end in ranges:
+        parts.append(text[last:start])
+        parts.append(re.sub(r"[^\n]", " ", text[start:end]))
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 _NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
@@ -87,6 +118,9 @@ def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
             return _python_code_lines(text, upto)
         except (tokenize.TokenError, SyntaxError):
             pass  # not valid Python 3 (old Python 2, a template): pygments copes
+    if path.lower().endswith(C_FAMILY):
+        masked = _masked(text, _c_comments(text))
+        return {n for n, line in enumerate(masked.split("\n"), 1) if line.strip()}
     lines = text.split("\n")
     lexer = _lexer(path)
     if lexer is None:
@@ -107,6 +141,8 @@ def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
 
 def comment_spans(path: str, text: str) -> list[CommentSpan]:
     """Every comment in the file, split per line, with columns, for blanking in place."""
+    if path.lower().endswith(C_FAMILY):
+        return _spans(text, _c_comments(text))
     lexer = _lexer(path)
     if lexer is None:
         return []
@@ -124,6 +160,19 @@ def comment_spans(path: str, text: str) -> list[CommentSpan]:
             col = len(parts[-1])
         else:
             col += len(value)
+    return spans
+
+
+def _spans(text: str, ranges: list[tuple[int, int]]) -> list[CommentSpan]:
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    spans: list[CommentSpan] = []
+    for index, (start, end) in enumerate(ranges):
+        line = bisect.bisect_right(starts, start)
+        col = start - starts[line - 1]
+        for n, part in enumerate(text[start:end].split("\n")):
+            first = col if n == 0 else 0
+            if part:
+                spans.append(CommentSpan(line + n, first, first + len(part), part, index))
     return spans
 
 
