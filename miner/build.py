@@ -32,7 +32,7 @@ from miner.classify import path_kind
 from miner.clean import pick_clean, stratum, wanted
 from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, chunks, fixture_task, label_task,
-                          make_executor, survival_task)
+                          make_executor, authorship_task)
 from miner.errors import MinerError, MissingObjectError
 from miner.fixture import fixture_id
 from miner.git import Repo
@@ -282,11 +282,23 @@ def _mine(repo: Repo, name: str, head: str, config: Config, pool: Executor, jobs
 
 def _survival(repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta], config: Config,
               pool: Executor, jobs: int) -> dict[str, float | None]:
-    work = [(p.sha, tuple((f.path, f.added) for f in metas[p.sha].files
-                          if path_kind(f.path, config.paths) == "source" and not f.binary)) for p in picks]
+    """Share of each clean pick's added source lines that blame at ``head`` still gives to it.
+
+    Each touched path is blamed once, however many picks touched it. Files no longer at the
+    same path at ``head`` are left out of the share (unknown, rather than counted as gone).
+    """
+    added = {p.sha: {f.path: f.added for f in metas[p.sha].files
+                     if f.added and not f.binary and path_kind(f.path, config.paths) == "source"} for p in picks}
+    paths = sorted({path for files in added.values() for path in files})
+    authors: dict[str, dict[str, int] | None] = {}
+    for future in [pool.submit(authorship_task, str(repo.git_dir), head, chunk) for chunk in chunks(paths, jobs)]:
+        authors.update(future.result())
     found: dict[str, float | None] = {}
-    for future in [pool.submit(survival_task, str(repo.git_dir), head, chunk) for chunk in chunks(work, jobs)]:
-        found.update(future.result())
+    for sha, files in added.items():
+        present = {path: n for path, n in files.items() if authors.get(path) is not None}
+        total = sum(present.values())
+        standing = sum(min(n, (authors[path] or {}).get(sha, 0)) for path, n in present.items())
+        found[sha] = round(standing / total, 4) if total else None
     return found
 
 

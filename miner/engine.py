@@ -122,21 +122,11 @@ def _delay() -> None:
         time.sleep(delay)
 
 
-def survival_task(repo_path: str, head: str, picks: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
-                  ) -> list[tuple[str, float | None]]:
-    """Share of each clean pick's added lines that still stand at ``head``.
-
-    ``picks`` holds (commit, ((path, lines it added), ...)); files that no longer exist at
-    ``head`` (deleted or renamed since) are left out of the share rather than counted as gone.
-    """
+def authorship_task(repo_path: str, head: str, paths: tuple[str, ...]) -> list[tuple[str, dict[str, int] | None]]:
+    """For each path, how many of its lines at ``head`` each commit wrote (None: no such path)."""
     _delay()
     repo = Repo(repo_path)
-    out: list[tuple[str, float | None]] = []
-    for sha, added in picks:
-        standing = repo.surviving(sha, head, [path for path, n in added if n])
-        total = sum(n for path, n in added if path in standing)
-        out.append((sha, round(sum(standing.values()) / total, 4) if total else None))
-    return out
+    return [(path, repo.authorship(head, path)) for path in paths]
 
 
 def chunks(items: list[T], jobs: int, smallest: int = 4, largest: int = 64) -> list[tuple[T, ...]]:

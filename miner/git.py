@@ -282,16 +282,18 @@ class Repo:
             seen = True
         return seen
 
-    def surviving(self, sha: str, head: str, paths: Iterable[str]) -> dict[str, int]:
-        """For each path (as ``sha`` left it) that still exists at ``head``: how many of its
-        lines blame at ``head`` still gives to ``sha``."""
-        out: dict[str, int] = {}
-        for path in paths:
-            if self.blob(head, path) is None:
-                continue
-            hits = _parse_blame(self.run("blame", "--porcelain", head, "--", path))
-            out[path] = sum(1 for h in hits if h.sha == sha)
-        return out
+    def authorship(self, head: str, path: str) -> dict[str, int] | None:
+        """Commit -> how many lines of ``path`` at ``head`` blame gives it; None if the path is gone.
+
+        Whole-file blame, on purpose: reverse blame (``--reverse``) is faster but pairs lines
+        differently across merges and moved lines, and then disagrees with blame itself.
+        """
+        if self.blob(head, path) is None:
+            return None
+        counts: dict[str, int] = {}
+        for hit in _parse_blame(self.run("blame", "--porcelain", head, "--", path)):
+            counts[hit.sha] = counts.get(hit.sha, 0) + 1
+        return counts
 
     # -- objects ------------------------------------------------------------------
 

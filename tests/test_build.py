@@ -239,3 +239,35 @@ def test_young_commits_are_clean_only_when_the_window_is_lowered(samples: dict[s
     assert not young & set(sample.truth["clean"])
     assert not young & set(sample.truth["never"])
     assert all(short[c]["wait_days"] == 30 and short[c]["clean_confidence"] != "low" for c in young)
+
+
+def test_survival_agrees_with_blame_at_head(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    """Reverse blame (what miner uses) against an independent count: blame at HEAD of whole files."""
+    from miner.classify import path_kind
+    from miner.config import load_config
+
+    paths = load_config().paths
+    checked = 0
+    for name, sample in samples.items():
+        git = ["git", "-C", str(sample.path)]
+        for head, answer in answers(full_build[name]).items():
+            if answer["kind"] != "clean":
+                continue
+            numstat = subprocess.run([*git, "show", "--numstat", "--format=", "-M", head],
+                                     capture_output=True, text=True, check=True).stdout.split("\n")
+            if any("=>" in line for line in numstat):
+                continue  # a rename: blame at HEAD gives the moved lines to their first author
+            added = {p: int(a) for a, _, p in (line.split("\t") for line in numstat if line)
+                     if a != "-" and int(a) and path_kind(p, paths) == "source"}
+            at_head = subprocess.run([*git, "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True,
+                                     text=True, check=True).stdout.split()
+            if not added or not set(added) <= set(at_head):
+                continue
+            standing = 0
+            for path in added:
+                blame = subprocess.run([*git, "blame", "--porcelain", "HEAD", "--", path], capture_output=True,
+                                       check=True).stdout.decode("latin-1")
+                standing += sum(1 for line in blame.split("\n") if line.startswith(head + " "))
+            assert answer["survival"] == round(standing / sum(added.values()), 4), f"{name}: {head[:8]}"
+            checked += 1
+    assert checked >= 10
