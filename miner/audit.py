@@ -539,7 +539,7 @@ def audit(out: Path, config: Config, repos: Iterable[Path] = (), materialized: I
     patch_ids: dict[str, str] = {}
     for name, repo in sorted(sources.items()):
         mine = [fx for fx in fixtures if fx.answer.repository == name]
-        by_head = repo.patch_ids((fx.answer.base, fx.answer.head) for fx in mine)
+        by_head = repo.commit_patch_ids(fx.answer.head for fx in mine)
         patch_ids.update({fx.id: by_head[fx.answer.head] for fx in mine if fx.answer.head in by_head})
     for fx in fixtures:
         repo = sources.get(fx.answer.repository)

@@ -374,15 +374,6 @@ class Repo:
         except KeyError as exc:
             raise MissingObjectError(f"object {oid} is missing from {self.path}; it cannot be copied") from exc
 
-    def patch_ids(self, pairs: Iterable[tuple[str | None, str]]) -> dict[str, str]:
-        """head -> ``git patch-id --stable`` of its change; changes without a text diff are left out."""
-        stream = b"".join(b"commit " + head.encode() + b"\n\n" + self.patch(base, head) for base, head in pairs)
-        out: dict[str, str] = {}
-        for line in self.run("patch-id", "--stable", stdin=stream).decode().splitlines():
-            pid, head = line.split()
-            out[head] = pid
-        return out
-
     def refs(self) -> dict[str, str]:
         out = self.run("for-each-ref", "--format=%(refname) %(objectname)").decode()
         return dict(_pair(line) for line in out.splitlines() if line)
