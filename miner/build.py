@@ -58,7 +58,7 @@ class RepoReport:
     clean: int = 0
     reused_labels: int = 0
     sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
-    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "blame", "bug", "clean")})
+    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "blame", "bug", "clean", "write")})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -177,8 +177,23 @@ def _load_ledger(previous: Path | None) -> Ledger:
                          "or move it away to start a new ledger") from exc
 
 
-def _walk(repo: Repo, head: str, identity: str, cache: Cache, window: Window) -> list[CommitMeta]:
+def _walk(repo: Repo, head: str, identity: str, cache: Cache, window: Window, log: Callable[[str], None],
+          dropped: Counter[str]) -> list[CommitMeta]:
     """Every non-merge commit to mine: from the cache as far as it reaches, from git for the rest."""
+    try:
+        return _walk_once(repo, head, identity, cache, window)
+    except MissingObjectError:
+        # A snapshot without its largest blobs, or a damaged store: mine the history of every
+        # other path, and say which paths were left out.
+        repo.exclude = tuple(repo.paths_with_missing_objects(head))
+        if not repo.exclude:
+            raise
+        log(f"{repo.path}: objects missing for {len(repo.exclude)} path(s); their history is left out")
+        dropped["paths_with_missing_objects"] += len(repo.exclude)
+        return _walk_once(repo, head, identity, cache, window)
+
+
+def _walk_once(repo: Repo, head: str, identity: str, cache: Cache, window: Window) -> list[CommitMeta]:
     cached, cached_heads = cache.commits(identity)
     if cached and cached_heads and all(repo.expand(h) and repo.is_ancestor(h, head) for h in cached_heads):
         metas = {m.sha: m for m in cached}
@@ -202,7 +217,7 @@ def _labels(repo: Repo, identity: str, fixes: list, config: Config, pool: Execut
     results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
     report.reused_labels = len(results)
     cache.add_labels(identity, key, results.values())
-    futures = [pool.submit(label_task, str(repo.git_dir), chunk, config) for chunk in chunks(todo, jobs)]
+    futures = [pool.submit(label_task, str(repo.git_dir), chunk, config, repo.exclude) for chunk in chunks(todo, jobs)]
     with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not progress, unit="fix", leave=False) as bar:
         for future in futures:
             batch = future.result()
@@ -248,7 +263,7 @@ def _mine(repo: Repo, name: str, head: str, config: Config, pool: Executor, jobs
     report = RepoReport(name=name, identity=identity, head=head, head_date=iso(head_date),
                         split=repository_split(name, identity, config.split), shallow=repo.shallow)
     log(f"{name}: walking history at {head[:12]}")
-    metas = {m.sha: m for m in _walk(repo, head, identity, cache, window)}
+    metas = {m.sha: m for m in _walk(repo, head, identity, cache, window, log, report.dropped["walk"])}
     fixes = list(find_fixes(metas.values(), config, repo.expand, report.dropped["walk"]))
     fixes.sort(key=lambda f: f.meta.sha)
     report.commits, report.fixes = len(metas), len(fixes)
@@ -359,8 +374,8 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
             meta = m.metas[job.head]
             answer = _answer(m, job, fid, splits[fid], family[fid], reuse[1], meta, config)
             entries.append(_entry(staging, Fixture(visible=visible, answer=answer), family[fid]))
-        futures = [pool.submit(fixture_task, str(m.repo.git_dir), m.report.name, m.report.identity, chunk, config)
-                   for chunk in chunks(todo, jobs)]
+        futures = [pool.submit(fixture_task, str(m.repo.git_dir), m.report.name, m.report.identity, chunk, config,
+                               m.repo.exclude) for chunk in chunks(todo, jobs)]
         with tqdm(total=len(todo), desc=f"{m.report.name}: write", disable=not progress, unit="fixture",
                   leave=False) as bar:
             for future in futures:
@@ -372,7 +387,12 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
                     entries.append(_entry(staging, Fixture(visible=fixture.visible, answer=answer), family[fid]))
                     bar.update(1)
     repos = {e["id"]: e["repository"] for e in entries}
-    return entries, updated(ledger, splits, repos, family)
+    for m in mined:
+        lost = len(m.jobs) - sum(1 for e in entries if e["repository"] == m.report.name)
+        if lost:
+            m.report.dropped["write"]["fixture_missing_object"] += lost
+    written = {fid: split for fid, split in splits.items() if fid in repos}
+    return entries, updated(ledger, written, repos, family)
 
 
 def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from miner.blame import label_fixes
 from miner.config import Config
-from miner.errors import MinerError
+from miner.errors import MinerError, MissingObjectError
 from miner.fixture import make_fixture
 from miner.git import Repo
 from miner.records import Defect, Fixture, FixCommit, Label
@@ -79,10 +79,28 @@ class LabelResult:
     dropped: dict[str, int]
 
 
-def label_task(repo_path: str, fixes: tuple[FixCommit, ...], config: Config) -> list[LabelResult]:
-    """Blame and label a chunk of fixes; one result per fix, with what it dropped."""
+def label_task(repo_path: str, fixes: tuple[FixCommit, ...], config: Config,
+               exclude: tuple[str, ...] = ()) -> list[LabelResult]:
+    """Blame and label a chunk of fixes; one result per fix, with what it dropped.
+
+    A fix whose diff or blame needs an object the repository lacks is dropped alone
+    (``fix_missing_object``), not with its whole chunk.
+    """
     _delay()
-    repo = Repo(repo_path)
+    repo = Repo(repo_path, exclude)
+    try:
+        return _label_chunk(repo, fixes, config)
+    except MissingObjectError:
+        results: list[LabelResult] = []
+        for fix in fixes:
+            try:
+                results += _label_chunk(repo, (fix,), config)
+            except MissingObjectError:
+                results.append(LabelResult(fix=fix.meta.sha, labels=(), dropped={"fix_missing_object": 1}))
+        return results
+
+
+def _label_chunk(repo: Repo, fixes: tuple[FixCommit, ...], config: Config) -> list[LabelResult]:
     by_sha = {f.meta.sha: f for f in fixes}
     results: list[LabelResult] = []
     for sha, diffs in repo.diffs(by_sha):
@@ -102,18 +120,24 @@ class FixtureJob:
 
 
 def fixture_task(repo_path: str, repository: str, identity: str, jobs: tuple[FixtureJob, ...],
-                 config: Config) -> list[Fixture]:
-    repo = Repo(repo_path)
+                 config: Config, exclude: tuple[str, ...] = ()) -> list[Fixture]:
+    repo = Repo(repo_path, exclude)
     out: list[Fixture] = []
     for job in jobs:
-        meta = repo.meta(job.head)
-        if meta is None:
-            raise MinerError(f"{repository}: commit {job.head} vanished while mining; run the build again")
-        out.append(make_fixture(repo, repository=repository, identity=identity, kind=job.kind, head=job.head,
-                                split=job.split, defects=job.defects, observed_days=job.observed_days,
-                                config=config, message=meta.message, committed=meta.committed,
-                                authored=meta.authored))
+        try:
+            out.append(_fixture(repo, repository, identity, job, config))
+        except MissingObjectError:
+            continue  # the parent counts fixtures that did not come back
     return out
+
+
+def _fixture(repo: Repo, repository: str, identity: str, job: FixtureJob, config: Config) -> Fixture:
+    meta = repo.meta(job.head)
+    if meta is None:
+        raise MinerError(f"{repository}: commit {job.head} vanished while mining; run the build again")
+    return make_fixture(repo, repository=repository, identity=identity, kind=job.kind, head=job.head,
+                        split=job.split, defects=job.defects, observed_days=job.observed_days, config=config,
+                        message=meta.message, committed=meta.committed, authored=meta.authored)
 
 
 def _delay() -> None:
@@ -126,7 +150,13 @@ def authorship_task(repo_path: str, head: str, paths: tuple[str, ...]) -> list[t
     """For each path, how many of its lines at ``head`` each commit wrote (None: no such path)."""
     _delay()
     repo = Repo(repo_path)
-    return [(path, repo.authorship(head, path)) for path in paths]
+    out: list[tuple[str, dict[str, int] | None]] = []
+    for path in paths:
+        try:
+            out.append((path, repo.authorship(head, path)))
+        except MissingObjectError:
+            out.append((path, None))
+    return out
 
 
 def chunks(items: list[T], jobs: int, smallest: int = 4, largest: int = 64) -> list[tuple[T, ...]]:

@@ -33,6 +33,7 @@ _GIT_CONFIG = [
     "-c", "diff.relative=false", "-c", "log.follow=false",
 ]
 _HEADER = "%x01%H%x02%P%x02%an%x02%ae%x02%at%x02%ct%x02%B%x03"
+_MISSING = re.compile(r"unable to read|bad object|missing blob|is corrupt|could not read")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
@@ -79,8 +80,11 @@ class BlameHit:
 class Repo:
     """A repository opened for reading."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, exclude: Iterable[str] = ()) -> None:
+        """Open ``path`` for reading; ``exclude`` names paths whose history holds objects the
+        repository lacks (see ``paths_with_missing_objects``): history is read without them."""
         path = Path(path)
+        self.exclude = tuple(sorted(set(exclude)))
         if not path.exists():
             raise NotARepositoryError(f"{path} does not exist; give the path of a git repository")
         try:
@@ -101,9 +105,36 @@ class Repo:
     def run(self, *args: str, stdin: bytes | None = None) -> bytes:
         proc = subprocess.run(self._git(*args), input=stdin, capture_output=True, env=_env())
         if proc.returncode != 0:
-            message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise MinerError(f"git {args[0]} failed in {self.path}: {message[-1] if message else proc.returncode}")
+            self._fail(args[0], proc.stderr)
         return proc.stdout
+
+    def _fail(self, command: str, stderr: bytes) -> None:
+        lines = stderr.decode("utf-8", "replace").strip().splitlines()
+        last = lines[-1] if lines else "no message"
+        if _MISSING.search(last):
+            raise MissingObjectError(f"git {command} in {self.path}: {last}")
+        raise MinerError(f"git {command} failed in {self.path}: {last}")
+
+    def _pathspec(self) -> list[str]:
+        """``--`` and, when some paths are excluded, the pathspec that leaves them out."""
+        if not self.exclude:
+            return ["--"]
+        return ["--", ".", *(f":(exclude,literal){p}" for p in self.exclude)]
+
+    def paths_with_missing_objects(self, rev: str) -> list[str]:
+        """Paths whose history at ``rev`` names blobs this repository does not have (a snapshot
+        without its largest files, a damaged store): reading their history would fail."""
+        listing = self.run("rev-list", "--objects", "--missing=print", rev).decode("utf-8", "replace")
+        missing = {line[1:].strip() for line in listing.splitlines() if line.startswith("?")}
+        if not missing:
+            return []
+        paths: set[str] = set()
+        raw = self.run("log", "--raw", "--no-abbrev", "--no-renames", "-c", "--format=", rev)
+        for line in raw.decode("utf-8", "surrogateescape").splitlines():
+            meta, _, path = line.partition("\t")
+            if any(sha in missing for sha in meta.split()[2:-1]):
+                paths.add(path)
+        return sorted(paths)
 
     def _stream(self, *args: str, stdin: bytes | None = None) -> Iterator[bytes]:
         """Yield stdout in chunks; fail loudly if git fails."""
@@ -121,7 +152,7 @@ class Repo:
             proc.stdout.close()
             stderr = proc.stderr.read() if proc.stderr else b""
             if proc.wait() != 0 and proc.returncode > 0:
-                raise MinerError(f"git {args[0]} failed in {self.path}: {stderr.decode('utf-8', 'replace').strip()}")
+                self._fail(args[0], stderr)
 
     # -- revisions ----------------------------------------------------------------
 
@@ -163,7 +194,7 @@ class Repo:
         args = ["log", "-z", "--no-merges", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={_HEADER}"]
         if since:
             args.append(f"--since={since}")
-        args += [rev, *(f"^{sha}" for sha in exclude), "--"]
+        args += [rev, *(f"^{sha}" for sha in exclude), *self._pathspec()]
         buffer = b""
         for chunk in self._stream(*args):
             buffer += chunk
@@ -216,7 +247,7 @@ class Repo:
         if not wanted:
             return {}
         log = self.run("log", "--no-walk=unsorted", "--stdin", "-p", "--no-ext-diff", "--no-textconv", "--format=commit %H",
-                       stdin="\n".join(wanted).encode() + b"\n")
+                       *self._pathspec(), stdin="\n".join(wanted).encode() + b"\n")
         proc = subprocess.run(["git", "patch-id", "--stable"], input=log, capture_output=True, env=_env())
         ids: dict[str, str] = {}
         for line in proc.stdout.decode().splitlines():
@@ -230,7 +261,7 @@ class Repo:
         if not wanted:
             return
         args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U1", "-M", "--first-parent", "-m",
-                "--no-ext-diff", "--no-textconv", "--format=%x01%H"]
+                "--no-ext-diff", "--no-textconv", "--format=%x01%H", *self._pathspec()]
         lines: list[bytes] = []
         current: str | None = None
         pending = b""
@@ -322,12 +353,13 @@ class Repo:
             args += ["--root", head]
         else:
             args += [base, head]
+        args += self._pathspec()
         return self.run(*args)
 
     def changes(self, base: str | None, head: str) -> list[tuple[str, str | None, str | None]]:
         """(status letter, old path, new path) for each file that differs."""
         args = ["diff-tree", "-r", "-z", "-M", "--no-ext-diff", "--format="]
-        args += (["--root", head] if base is None else [base, head])
+        args += (["--root", head] if base is None else [base, head]) + self._pathspec()
         fields = self.run(*args).split(b"\x00")
         out: list[tuple[str, str | None, str | None]] = []
         i = 0

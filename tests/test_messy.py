@@ -1,0 +1,90 @@
+"""Real history is messy: empty commits, octopus merges, binaries, submodules, shallow clones and
+repositories that lack some of their objects. miner mines them without falling over."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from miner.build import build
+from miner.config import load_config
+
+
+def git(repo: Path, *args: str, date: str = "2023-01-02T10:00:00Z") -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Ann", "GIT_AUTHOR_EMAIL": "ann@example.com",
+           "GIT_COMMITTER_NAME": "Ann", "GIT_COMMITTER_EMAIL": "ann@example.com",
+           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env).stdout
+
+
+def commit(repo: Path, files: dict[str, bytes], message: str, date: str) -> str:
+    for name, data in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_bytes(data)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, date=date)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def messy(tmp_path: Path) -> dict[str, str]:
+    repo = tmp_path / "messy"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    shas = {}
+    shas["import"] = commit(repo, {"app.py": b"def div(a, b):\n    return a / b\n",
+                                   "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00binary"}, "Import", "2022-01-03T10:00:00Z")
+    shas["feature"] = commit(repo, {"calc.py": b"def mul(a, b):\n    return a + b\n"}, "Add mul",
+                             "2022-02-01T10:00:00Z")
+    shas["empty"] = commit(repo, {}, "Nothing at all", "2022-02-02T10:00:00Z")
+    for name in ("one", "two", "three"):
+        git(repo, "checkout", "-q", "-b", name, shas["empty"])
+        shas[name] = commit(repo, {f"{name}.py": f"X_{name} = 1\n".encode()}, f"Add {name}", "2022-03-01T10:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "Octopus", "one", "two", "three", date="2022-03-02T10:00:00Z")
+    # A submodule entry (gitlink) pointing at a commit that is not in this repository.
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},vendor/lib")
+    git(repo, "commit", "-q", "-m", "Add a submodule", date="2022-03-03T10:00:00Z")
+    shas["big"] = commit(repo, {"data/blob.bin": bytes(range(256)) * 64, "readme.txt": b"caf\xe9\n"},
+                         "Add data", "2022-03-04T10:00:00Z")
+    shas["fix"] = commit(repo, {"calc.py": b"def mul(a, b):\n    return a * b\n"}, "Fix mul returning a sum",
+                         "2023-06-01T10:00:00Z")
+    return {**shas, "path": str(repo)}
+
+
+def answers(out: Path) -> dict[str, dict]:
+    manifest = json.loads((out / "manifest.json").read_text())
+    return {a["head"]: a for a in (json.loads((out / e["answer"]).read_text()) for e in manifest["fixtures"])}
+
+
+def test_messy_history_mines_cleanly(messy: dict[str, str], tmp_path: Path) -> None:
+    config = load_config().with_overrides(clean={"ratio": 100.0, "min_count": 100})
+    build([Path(messy["path"])], tmp_path / "out", config, progress=False)
+    found = answers(tmp_path / "out")
+    assert found[messy["feature"]]["kind"] == "bug"
+    assert found[messy["feature"]]["defects"][0]["line_start"] == 2
+    assert messy["empty"] not in found and messy["import"] not in found
+    assert {messy["one"], messy["two"], messy["three"]} <= set(found)
+
+
+def test_shallow_clone(messy: dict[str, str], tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{messy['path']}", str(shallow)], check=True)
+    build([shallow], tmp_path / "out", load_config(), progress=False)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["repositories"][0]["shallow"] is True
+
+
+def test_a_missing_blob_leaves_out_its_path_not_the_build(messy: dict[str, str], tmp_path: Path) -> None:
+    repo = Path(messy["path"])
+    blob = git(repo, "rev-parse", f"{messy['big']}:data/blob.bin").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    config = load_config().with_overrides(clean={"ratio": 100.0, "min_count": 100})
+    build([repo], tmp_path / "out", config, progress=False)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["repositories"][0]["dropped"]["walk"]["paths_with_missing_objects"] == 1
+    assert answers(tmp_path / "out")[messy["feature"]]["kind"] == "bug"
