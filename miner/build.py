@@ -119,14 +119,17 @@ def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
 def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", force: bool = False,
           progress: bool = True, log: Callable[[str], None] = lambda _: None, jobs: int = 1,
           executor: ExecutorKind = "local", address: str | None = None, scheduler_file: str | None = None,
-          window: Window = Window(), use_cache: bool = True) -> BuildResult:
-    """Mine every repository and write one fixture set to ``out``."""
+          window: Window = Window(), use_cache: bool = True, names: list[str] | None = None) -> BuildResult:
+    """Mine every repository and write one fixture set to ``out``.
+
+    ``names`` overrides the repository names (by default each directory's name, less ``.git``).
+    """
     check_destination(out, force)
     repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
-    names = [repository_name(p) for p in paths]
+    names = names or [repository_name(p) for p in paths]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
-        raise MinerError(f"two repositories are both named {duplicate!r}; give each a distinct directory name")
+        raise MinerError(f"two repositories are both named {duplicate!r}; name them apart as NAME=PATH")
     heads = [r.resolve(rev) for r in repos]
     previous = out if (out / MANIFEST).is_file() else None
     ledger = _load_ledger(previous)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from miner.build import Window, build, summary_table
+from miner.build import Window, build, repository_name, summary_table
 from miner.config import TIERS, load_config
 from miner.engine import default_jobs
 from miner.errors import MinerError
@@ -63,8 +63,23 @@ def parse_date(value: str | None, flag: str) -> dt.datetime | None:
     return parsed
 
 
+def split_named(specs: tuple[str, ...]) -> tuple[list[Path], list[str]]:
+    """REPO arguments as paths and names: ``PATH``, or ``NAME=PATH`` to choose the name."""
+    paths: list[Path] = []
+    names: list[str] = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if sep and name and not Path(spec).exists() and "/" not in name:
+            paths.append(Path(path))
+            names.append(name)
+        else:
+            paths.append(Path(spec))
+            names.append(repository_name(Path(spec)))
+    return paths, names
+
+
 @main.command("build", context_settings=CONTEXT)
-@click.argument("repos", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False))
+@click.argument("repos", nargs=-1, required=True)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("fixtures_out"), show_default=True,
               help="Output directory; must be new or empty unless --force.")
 @click.option("--rev", default="HEAD", show_default=True, help="Revision to mine in every repository.")
@@ -90,15 +105,17 @@ def parse_date(value: str | None, flag: str) -> dt.datetime | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @config_option
-def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, no_cache: bool, since: str | None,
+def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache: bool, since: str | None,
               until: str | None, min_tier: str | None, description: str | None, seed: int | None,
               blame_only: bool, jobs: int | None, executor: str, address: str | None,
               scheduler_file: Path | None, as_json: bool, quiet: bool, config_path: Path | None) -> None:
-    """Mine REPOS into a fixture set at --out.
+    """Mine REPOS (each PATH, or NAME=PATH to name it) into a fixture set at --out.
 
     Example:
 
         miner build path/to/repo --out fixtures_out
+
+        miner build api=../services/api.git web=../web --out fixtures_out -j 8
 
         miner build path/to/repo --out fixtures_out --force --since 2026-06-01
     """
@@ -118,10 +135,11 @@ def build_cmd(repos: tuple[Path, ...], out: Path, rev: str, force: bool, no_cach
     if seed is not None:
         config = config.model_copy(update={"seed": seed})
     log = (lambda _msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
-    result = build(list(repos), out, config, rev=rev, force=force, progress=not quiet and sys.stderr.isatty(),
+    paths, names = split_named(repos)
+    result = build(paths, out, config, rev=rev, force=force, progress=not quiet and sys.stderr.isatty(),
                    log=log, jobs=jobs or default_jobs(), executor=executor,  # type: ignore[arg-type]
                    address=address, scheduler_file=str(scheduler_file) if scheduler_file else None,
-                   window=window, use_cache=not no_cache)
+                   window=window, use_cache=not no_cache, names=names)
     if as_json:
         click.echo(json.dumps({"out": str(result.out), "fixtures": result.fixtures,
                                "repositories": [r.to_json() for r in result.reports]}, indent=2, sort_keys=True))

@@ -151,3 +151,13 @@ def test_interrupted_build_leaves_nothing_that_looks_complete_and_resumes(
     assert code == 0, err
     assert "labels reused from the cache" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_name_a_repository_with_name_equals_path(sample: Path, tmp_path: Path) -> None:
+    code, _, err = run("build", f"ledger={sample}", "--out", str(tmp_path / "out"), "-q", "-j", "1")
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [r["name"] for r in manifest["repositories"]] == ["ledger"]
+    assert {e["repository"] for e in manifest["fixtures"]} == {"ledger"}
+    code, _, err = run("build", str(sample), f"{sample.name}={sample}", "--out", str(tmp_path / "o2"))
+    assert_one_line_error(code, err, "NAME=PATH")
