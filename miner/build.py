@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import statistics
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -32,7 +34,7 @@ from miner.classify import path_kind
 from miner.clean import pick_clean, stratum, wanted
 from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, chunks, fixture_task, label_task,
-                          make_executor, authorship_task)
+                          RepoRef, authorship_task, make_executor)
 from miner.errors import MinerError, MissingObjectError
 from miner.fixture import fixture_id
 from miner.git import Repo
@@ -136,7 +138,9 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
     staging = Staging(out)
     cache = Cache([s for s in (staging.resumed, previous) if s is not None] if use_cache else [], staging.dir)
     pool, shutdown = make_executor(executor, jobs, address, scheduler_file)
+    scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
+        repos = [_with_overlay(repo, scratch / str(n)) for n, repo in enumerate(repos)]
         mined = [_mine(repo, name, head, config, pool, jobs, cache, window, progress, log)
                  for repo, name, head in zip(repos, names, heads)]
         entries, ledger = _write_fixtures(mined, config, pool, jobs, cache, staging, ledger, previous, progress)
@@ -166,8 +170,15 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
         raise
     finally:
         shutdown()
+        shutil.rmtree(scratch, ignore_errors=True)
     young = sum(m.report.dropped["clean"].get("too_young", 0) for m in mined)
     return BuildResult(out=out, reports=[m.report for m in mined], fixtures=len(entries), young_clean_left_out=young)
+
+
+def _with_overlay(repo: Repo, where: Path) -> Repo:
+    """The repository, reading a commit-graph that miner wrote outside it (blame runs faster)."""
+    overlay = repo.write_overlay(where)
+    return Repo(repo.git_dir, repo.exclude, overlay) if overlay else repo
 
 
 def _load_ledger(previous: Path | None) -> Ledger:
@@ -220,7 +231,7 @@ def _labels(repo: Repo, identity: str, fixes: list, config: Config, pool: Execut
     results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
     report.reused_labels = len(results)
     cache.add_labels(identity, key, results.values())
-    futures = [pool.submit(label_task, str(repo.git_dir), chunk, config, repo.exclude) for chunk in chunks(todo, jobs)]
+    futures = [pool.submit(label_task, RepoRef.of(repo), chunk, config) for chunk in chunks(todo, jobs)]
     with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not progress, unit="fix", leave=False) as bar:
         for future in futures:
             batch = future.result()
@@ -309,7 +320,7 @@ def _survival(repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, Co
                      if f.added and not f.binary and path_kind(f.path, config.paths) == "source"} for p in picks}
     paths = sorted({path for files in added.values() for path in files})
     authors: dict[str, dict[str, int] | None] = {}
-    for future in [pool.submit(authorship_task, str(repo.git_dir), head, chunk) for chunk in chunks(paths, jobs)]:
+    for future in [pool.submit(authorship_task, RepoRef.of(repo), head, chunk) for chunk in chunks(paths, jobs)]:
         authors.update(future.result())
     found: dict[str, float | None] = {}
     for sha, files in added.items():
@@ -377,8 +388,8 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
             meta = m.metas[job.head]
             answer = _answer(m, job, fid, splits[fid], family[fid], reuse[1], meta, config)
             entries.append(_entry(staging, Fixture(visible=visible, answer=answer), family[fid]))
-        futures = [pool.submit(fixture_task, str(m.repo.git_dir), m.report.name, m.report.identity, chunk, config,
-                               m.repo.exclude) for chunk in chunks(todo, jobs)]
+        futures = [pool.submit(fixture_task, RepoRef.of(m.repo), m.report.name, m.report.identity, chunk,
+                               config) for chunk in chunks(todo, jobs)]
         with tqdm(total=len(todo), desc=f"{m.report.name}: write", disable=not progress, unit="fixture",
                   leave=False) as bar:
             for future in futures:

@@ -73,21 +73,36 @@ def make_executor(kind: ExecutorKind, jobs: int, address: str | None = None,
 
 
 @dataclass(frozen=True)
+class RepoRef:
+    """How a task opens the repository: its path, paths to leave out, and the commit-graph overlay."""
+
+    path: str
+    exclude: tuple[str, ...] = ()
+    overlay: str | None = None  # local to the machine that wrote it; a remote worker does without
+
+    def open(self) -> Repo:
+        return Repo(self.path, self.exclude, self.overlay)
+
+    @staticmethod
+    def of(repo: Repo) -> RepoRef:
+        return RepoRef(str(repo.git_dir), repo.exclude, repo.overlay)
+
+
+@dataclass(frozen=True)
 class LabelResult:
     fix: str
     labels: tuple[Label, ...]
     dropped: dict[str, int]
 
 
-def label_task(repo_path: str, fixes: tuple[FixCommit, ...], config: Config,
-               exclude: tuple[str, ...] = ()) -> list[LabelResult]:
+def label_task(ref: RepoRef, fixes: tuple[FixCommit, ...], config: Config) -> list[LabelResult]:
     """Blame and label a chunk of fixes; one result per fix, with what it dropped.
 
     A fix whose diff or blame needs an object the repository lacks is dropped alone
     (``fix_missing_object``), not with its whole chunk.
     """
     _delay()
-    repo = Repo(repo_path, exclude)
+    repo = ref.open()
     try:
         return _label_chunk(repo, fixes, config)
     except MissingObjectError:
@@ -119,9 +134,9 @@ class FixtureJob:
     observed_days: int | None
 
 
-def fixture_task(repo_path: str, repository: str, identity: str, jobs: tuple[FixtureJob, ...],
-                 config: Config, exclude: tuple[str, ...] = ()) -> list[Fixture]:
-    repo = Repo(repo_path, exclude)
+def fixture_task(ref: RepoRef, repository: str, identity: str, jobs: tuple[FixtureJob, ...],
+                 config: Config) -> list[Fixture]:
+    repo = ref.open()
     out: list[Fixture] = []
     for job in jobs:
         try:
@@ -146,10 +161,10 @@ def _delay() -> None:
         time.sleep(delay)
 
 
-def authorship_task(repo_path: str, head: str, paths: tuple[str, ...]) -> list[tuple[str, dict[str, int] | None]]:
+def authorship_task(ref: RepoRef, head: str, paths: tuple[str, ...]) -> list[tuple[str, dict[str, int] | None]]:
     """For each path, how many of its lines at ``head`` each commit wrote (None: no such path)."""
     _delay()
-    repo = Repo(repo_path)
+    repo = ref.open()
     out: list[tuple[str, dict[str, int] | None]] = []
     for path in paths:
         try:
