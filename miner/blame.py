@@ -40,6 +40,36 @@ class Traced:
     hit: BlameHit
     added_only: bool
     looked_through: tuple[str, ...]
+    path: str = ""  # where the line stood at the fix's parent (blame's input); "" when unknown
+
+
+@dataclass(frozen=True)
+class Authorship:
+    """What the introducing commit did to the lines blamed on it, found by blaming them again
+    at the fix's parent while ignoring it (``--ignore-rev``)."""
+
+    authored: int             # lines git cannot attribute further back: the commit wrote them from scratch
+    prior: tuple[str, ...]    # commits that wrote the other lines before it rewrote them
+
+
+def authorship(fix: FixCommit, intro: str, traced: list[Traced], history: History) -> Authorship:
+    """Blame ``intro``'s lines once more past it: which it wrote from scratch, and who wrote the rest."""
+    parent = fix.meta.parents[0]
+    by_path: dict[str, list[int]] = {}
+    ignore = {intro}
+    for t in traced:
+        if t.hit.sha == intro:
+            by_path.setdefault(t.path or t.hit.orig_path, []).append(t.hit.final_line)
+            ignore.update(t.looked_through)
+    authored = 0
+    prior: set[str] = set()
+    for path in sorted(by_path):
+        for hit in history.blame(parent, path, by_path[path], ignore=sorted(ignore)):
+            if hit.sha == intro:
+                authored += 1
+            else:
+                prior.add(hit.sha)
+    return Authorship(authored=authored, prior=tuple(sorted(prior)))
 
 
 def _text(data: bytes) -> str:
@@ -108,7 +138,7 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
     traced: list[Traced] = []
     for path, lines in targets:
         hits, through = _blame_through_cosmetic(history, parent, path, lines, config.labels.max_cosmetic_hops)
-        traced += [Traced(hit, added_only, through) for hit in hits]
+        traced += [Traced(hit, added_only, through, path) for hit in hits]
     return traced
 
 
@@ -157,27 +187,34 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
     blamed = tuple(sorted(set(counts) | set(fix.named)))
     through = tuple(sorted({s for t in traced for s in t.looked_through}))
     total = len(traced)
-
-    def label(intro: str, link: str, tier: Tier) -> Label:
-        evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],  # type: ignore[arg-type]
-                            candidates=candidates, looked_through=through)
-        return Label(fix=fix.meta.sha, intro=intro, tier=tier, defects=_defects(fix, intro, traced, evidence),
-                     blamed=blamed)
+    labels = config.labels
 
     def _time(sha: str) -> int:
         meta = lookup(sha)
         return meta.committer_time if meta else 0
 
-    def _aged(sha: str) -> bool:
-        # A much older commit than the fix: often the victim line of a defect introduced elsewhere.
-        return fix.meta.committer_time - _time(sha) > config.labels.max_blame_age_days * 86400
+    def _age_days(sha: str) -> int:
+        return (fix.meta.committer_time - _time(sha)) // 86400
+
+    def _older_than(sha: str, days: int) -> bool:
+        return fix.meta.committer_time - _time(sha) > days * 86400
+
+    def label(intro: str, link: str, tier: Tier, reasons: tuple[str, ...] = (),
+              found: Authorship | None = None) -> Label:
+        evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],  # type: ignore[arg-type]
+                            candidates=candidates, looked_through=through,
+                            age_days=_age_days(intro) if link != "trailer" and link != "revert" else None,
+                            lines_authored=found.authored if found else None,
+                            prior=found.prior if found else (), reasons=reasons)
+        return Label(fix=fix.meta.sha, intro=intro, tier=tier, defects=_defects(fix, intro, traced, evidence),
+                     blamed=blamed)
 
     def drop(reason: str) -> list[Label]:
         return [Label(fix=fix.meta.sha, intro=None, tier=None, dropped=reason, blamed=blamed)]
 
     if fix.link in ("trailer", "revert"):
-        labels = [label(sha, fix.link, "explicit") for sha in fix.named if counts[sha] and not rejected.get(sha)]
-        return labels or drop("link_not_blamed")
+        made = [label(sha, fix.link, "explicit") for sha in fix.named if counts[sha] and not rejected.get(sha)]
+        return made or drop("link_not_blamed")
     if not traced:
         return drop("no_code_lines")
     valid = [c for c in candidates if c.rejected is None]
@@ -185,18 +222,36 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
         return drop(candidates[0].rejected or "no_candidate")
     added_only = traced[0].added_only
     if len(valid) == 1 and len(valid) == len(candidates):
+        sha = valid[0].sha
         if added_only:
-            return [label(valid[0].sha, "added-only", "heuristic")]
-        return [label(valid[0].sha, "blame", "weak" if _aged(valid[0].sha) else "blame")]
+            return [label(sha, "added-only", "heuristic", ("added_only",))]
+        # A much older commit than the fix: often the victim line of a defect introduced elsewhere.
+        if _older_than(sha, labels.max_blame_age_days):
+            return [label(sha, "blame", "weak", ("unanimous", "old"))]
+        # Unanimous and recent enough: is the evidence strong? Blame the lines once more past the
+        # candidate. Lines it wrote from scratch are its own; lines it only rewrote may carry a
+        # defect from whoever wrote them before, and when that was recent too, blame cannot tell
+        # which of the two the fix repairs.
+        found = authorship(fix, sha, traced, history)
+        if found.authored:
+            return [label(sha, "blame", "blame", ("unanimous", "authored"), found)]
+        if _older_than(sha, labels.strong_max_age_days):
+            return [label(sha, "blame", "plurality", ("unanimous", "rewrote", "aging"), found)]
+        recent = [p for p in found.prior if not _older_than(p, labels.recent_carry_days)]
+        if recent:
+            return [label(sha, "blame", "plurality", ("unanimous", "rewrote", "recent_prior"), found)]
+        return [label(sha, "blame", "blame", ("unanimous", "rewrote", "old_prior"), found)]
     if added_only:
         return drop("added_only_ambiguous")
     if len(valid) > 1 and valid[0].lines == valid[1].lines:
-        if not config.labels.break_ties_by_recency:
+        if not labels.break_ties_by_recency:
             return drop("ambiguous_candidates")
         tied = [c.sha for c in valid if c.lines == valid[0].lines]
         newest = max(tied, key=lambda sha: (_time(sha), sha))
-        return [label(newest, "blame", "weak")]
-    return [label(valid[0].sha, "blame", "weak" if _aged(valid[0].sha) else "plurality")]
+        return [label(newest, "blame", "weak", ("tie", "newest"))]
+    if _older_than(valid[0].sha, labels.max_blame_age_days):
+        return [label(valid[0].sha, "blame", "weak", ("most_lines", "old"))]
+    return [label(valid[0].sha, "blame", "plurality", ("most_lines",))]
 
 
 def tier_allowed(tier: Tier, min_tier: Tier) -> bool:

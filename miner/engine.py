@@ -72,6 +72,9 @@ def make_executor(kind: ExecutorKind, jobs: int, address: str | None = None,
 # -- tasks: module-level functions of plain data, so any engine can run them ----------------
 
 
+_OPEN: dict[RepoRef, Repo] = {}
+
+
 @dataclass(frozen=True)
 class RepoRef:
     """How a task opens the repository: its path, paths to leave out, and the commit-graph overlay."""
@@ -81,7 +84,13 @@ class RepoRef:
     overlay: str | None = None  # local to the machine that wrote it; a remote worker does without
 
     def open(self) -> Repo:
-        return Repo(self.path, self.exclude, self.overlay)
+        """The repository, opened once per worker process and reused by its later tasks (its
+        lookup caches stay warm, and a worker holds one copy of them, not one per task)."""
+        repo = _OPEN.get(self)
+        if repo is None:
+            _OPEN.clear()
+            repo = _OPEN[self] = Repo(self.path, self.exclude, self.overlay)
+        return repo
 
     @staticmethod
     def of(repo: Repo) -> RepoRef:

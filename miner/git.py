@@ -17,7 +17,6 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +101,9 @@ class Repo:
         self.git_dir = Path(self._repo.path)
         self.shallow = self._repo.is_shallow
         self._env = _env()
+        # Per-instance caches (an lru_cache on a method would keep every Repo ever opened alive).
+        self._metas: dict[str, CommitMeta | None] = {}
+        self._cosmetic: dict[str, bool] = {}
         if overlay and (Path(overlay) / "info" / "commit-graph").is_file():
             self._env.update({"GIT_OBJECT_DIRECTORY": overlay,
                               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")})
@@ -234,10 +236,11 @@ class Repo:
             yield _parse_commit(buffer)
 
     def meta(self, sha: str) -> CommitMeta | None:
-        """One commit's record, exactly as the walk gives it; None for a merge or unknown SHA."""
-        return self._meta(sha)
+        """One commit's record, as the walk gives it; None for a merge or unknown SHA. Cached."""
+        if sha not in self._metas:
+            self._metas[sha] = self._meta(sha)
+        return self._metas[sha]
 
-    @lru_cache(maxsize=65536)
     def _meta(self, sha: str) -> CommitMeta | None:
         # In-process (libgit2): a worker looks up every candidate blame reaches, and a
         # subprocess each cost more than the blame itself.
@@ -323,9 +326,13 @@ class Repo:
         args += [rev, "--", path]
         return _parse_blame(self.run(*args))
 
-    @lru_cache(maxsize=65536)
     def is_cosmetic(self, sha: str) -> bool:
-        """True when the commit changes only whitespace (a reformat): blame looks through it."""
+        """True when the commit changes only whitespace (a reformat): blame looks through it. Cached."""
+        if sha not in self._cosmetic:
+            self._cosmetic[sha] = self._is_cosmetic(sha)
+        return self._cosmetic[sha]
+
+    def _is_cosmetic(self, sha: str) -> bool:
         commit = self._repo[sha]
         if len(commit.parent_ids) != 1:
             return False
