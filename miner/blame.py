@@ -203,7 +203,7 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
               found: Authorship | None = None) -> Label:
         evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],  # type: ignore[arg-type]
                             candidates=candidates, looked_through=through,
-                            age_days=_age_days(intro) if link != "trailer" and link != "revert" else None,
+                            age_days=_age_days(intro),
                             lines_authored=found.authored if found else None,
                             prior=found.prior if found else (), reasons=reasons)
         return Label(fix=fix.meta.sha, intro=intro, tier=tier, defects=_defects(fix, intro, traced, evidence),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +25,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # a SIGTERM cleans up (staging, worker processes) as Ctrl-C does
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
             return super().invoke(ctx)
         except MinerError as exc:

@@ -68,6 +68,8 @@ class LabelsConfig(_Section):
     max_intro_changed_lines: int = Field(gt=0)
     max_cosmetic_hops: int = Field(ge=0)
     max_blame_age_days: int = Field(gt=0)
+    strong_max_age_days: int = Field(gt=0)
+    recent_carry_days: int = Field(ge=0)
     break_ties_by_recency: bool
 
 

@@ -96,6 +96,12 @@ class Evidence(Record):
     lines_agreeing: int        # of those, the ones that landed on the introducing commit
     candidates: tuple[Candidate, ...]
     looked_through: tuple[str, ...] = ()  # whitespace-only commits blame saw past
+    # The signals that placed the label in its tier (none on records written before they existed):
+    age_days: int | None = None           # days from the introducing commit to the fix
+    lines_authored: int | None = None     # agreeing lines it wrote from scratch (blame past it finds no
+                                          # older author); None when not measured
+    prior: tuple[str, ...] = ()           # commits that wrote the lines it only rewrote
+    reasons: tuple[str, ...] = ()         # why this tier, e.g. ("unanimous", "authored")
 
 
 class Defect(Record):
