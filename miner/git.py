@@ -26,6 +26,10 @@ from miner.errors import (EmptyRepositoryError, MinerError, MissingObjectError, 
                           UnknownRevisionError)
 from miner.records import CommitMeta, FileDiff, FileStat
 
+# libgit2 keeps up to 256 MB of decoded objects per process by default; miner reads each
+# object about once, so a small cache loses nothing and keeps workers small.
+pygit2.settings.cache_max_size(32 * 1024 * 1024)
+
 _GIT_CONFIG = [
     "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
     "-c", "log.showsignature=false", "-c", "color.ui=never", "-c", "core.pager=cat",
@@ -331,6 +335,32 @@ class Repo:
         if sha not in self._cosmetic:
             self._cosmetic[sha] = self._is_cosmetic(sha)
         return self._cosmetic[sha]
+
+    def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]:
+        """Of ``lines`` of ``path`` as commit ``sha`` left them, those it added in a run of new lines
+        that replaced nothing (a pure insertion, or a new file): code it wrote from scratch.
+
+        In-process (libgit2, zero context, git's indent heuristic): no subprocess per candidate.
+        """
+        wanted = set(lines)
+        commit = self._repo[sha]
+        if not commit.parents or not wanted:
+            return wanted
+        diff = self._repo.diff(commit.parents[0], commit, context_lines=0, interhunk_lines=0,
+                               flags=pygit2.enums.DiffOption.INDENT_HEURISTIC)
+        if not any(d.new_file.path == path and d.status != pygit2.enums.DeltaStatus.ADDED for d in diff.deltas):
+            diff.find_similar()  # the path may be a rename target: pair it with its old name
+        for i, delta in enumerate(diff.deltas):
+            if delta.new_file.path != path:
+                continue
+            if delta.status == pygit2.enums.DeltaStatus.ADDED:
+                return wanted
+            patch = diff[i]
+            if patch is None:
+                return set()
+            return {n for h in patch.hunks if h.old_lines == 0
+                    for n in range(h.new_start, h.new_start + h.new_lines)} & wanted
+        return set()
 
     def _is_cosmetic(self, sha: str) -> bool:
         commit = self._repo[sha]
