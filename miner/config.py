@@ -68,7 +68,6 @@ class LabelsConfig(_Section):
     max_intro_changed_lines: int = Field(gt=0)
     max_cosmetic_hops: int = Field(ge=0)
     max_blame_age_days: int = Field(gt=0)
-    strong_max_age_days: int = Field(gt=0)
     recent_carry_days: int = Field(ge=0)
     break_ties_by_recency: bool
 
@@ -76,6 +75,8 @@ class LabelsConfig(_Section):
 class CleanConfig(_Section):
     wait_days: int = Field(ge=0)
     admit_young: bool
+    fix_window_days: int = Field(ge=0)
+    fix_window_scope: Literal["directory", "file"]
     survival: bool
     min_survival: float = Field(ge=0, le=1)
     max_changed_lines: int = Field(gt=0)

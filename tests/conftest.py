@@ -71,8 +71,13 @@ def samples(tmp_path_factory: pytest.TempPathFactory, _isolated_git: None) -> di
 
 
 def every_clean_config() -> Config:
-    """All tiers kept and every eligible clean commit taken: the strongest check against the truth."""
-    return load_config().with_overrides(labels={"min_tier": "heuristic"}, clean={"ratio": 100.0, "min_count": 1000})
+    """All tiers kept and every eligible clean commit taken: the strongest check against the truth.
+
+    The truth's clean lists follow the blame-based rules (sample_repos/README.md); the extra
+    layer that distrusts changes a fix soon followed in the same files is tested on its own.
+    """
+    return load_config().with_overrides(labels={"min_tier": "heuristic"},
+                                        clean={"ratio": 100.0, "min_count": 1000, "fix_window_days": 0})
 
 
 @pytest.fixture(scope="session")

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
-from miner.blame import Traced, decide
+import pytest
+
+from miner.blame import Traced, decide, trace
 from miner.config import load_config
-from miner.git import BlameHit
+from miner.git import BlameHit, Repo
+from miner.samples import build_repo
+from miner.walk import find_fixes
 from miner.records import CommitMeta, FileStat, FixCommit
 
 CONFIG = load_config()
@@ -35,6 +41,9 @@ class NoCosmetic:
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         return True
+
+    def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]:
+        return set(lines)  # every line written from scratch: the strongest evidence
 
 
 def traced(*pairs: tuple[str, int], added_only: bool = False) -> list[Traced]:
@@ -108,3 +117,147 @@ def test_added_only_is_the_heuristic_tier() -> None:
 def test_no_lines_no_label() -> None:
     (label,) = run(fix(), [])
     assert label.dropped == "no_code_lines"
+
+
+class Rewrites(NoCosmetic):
+    """A history where the candidate only rewrote lines; blaming past it finds ``prior``."""
+
+    def __init__(self, prior: str) -> None:
+        self.prior = prior
+        self.calls: list[tuple[str, str, tuple[int, ...], tuple[str, ...]]] = []
+
+    def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
+        wanted = tuple(lines)
+        self.calls.append((rev, path, wanted, tuple(ignore)))
+        return [BlameHit(final_line=n, sha=self.prior, orig_path=path, orig_line=n) for n in wanted]
+
+    def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]:
+        return set()
+
+
+DAY = 86400
+OLD, NEW = "e" * 40, "9" * 40
+
+
+def dated(sha: str, day: int) -> CommitMeta:
+    return meta(sha).model_copy(update={"committer_time": day * DAY})
+
+
+def test_unanimous_and_written_from_scratch_is_blame_with_its_evidence() -> None:
+    (label,) = run(fix(), traced((A, 4), (A, 5)))
+    ev = label.defects[0].evidence
+    assert (label.tier, ev.reasons, ev.lines_authored, ev.prior, ev.age_days) == (
+        "blame", ("unanimous", "authored"), 2, (), 0)
+
+
+def test_a_rewrite_of_lines_written_shortly_before_is_plurality() -> None:
+    # A rewrote, on day 200, lines that B wrote on day 150: blame cannot tell which of the two the fix repairs.
+    metas = {A: dated(A, 200), B: dated(B, 150), OLD: dated(OLD, 1)}
+    late = fix().model_copy(update={"meta": fix().meta.model_copy(update={"committer_time": 300 * DAY})})
+    history = Rewrites(B)
+    (label,) = decide(late, traced((A, 4), (A, 5)), metas.get, CONFIG, history)
+    ev = label.defects[0].evidence
+    assert (label.intro, label.tier, ev.reasons, ev.lines_authored, ev.prior) == (
+        A, "plurality", ("unanimous", "rewrote", "recent_prior"), 0, (B,))
+    # The second blame ran where the candidate left the lines, looking past it.
+    assert history.calls == [(A, "x.py", (4, 5), (A,))]
+    # Lines that had stood for years before A rewrote them: A changed them, the evidence is strong.
+    (label,) = decide(late, traced((A, 4), (A, 5)), metas.get, CONFIG, Rewrites(OLD))
+    assert (label.tier, label.defects[0].evidence.reasons) == ("blame", ("unanimous", "rewrote", "old_prior"))
+    # The window is data: with recent_carry_days 30, 50 days between the two writes is long enough.
+    short = CONFIG.with_overrides(labels={"recent_carry_days": 30})
+    (label,) = decide(late, traced((A, 4), (A, 5)), metas.get, short, Rewrites(B))
+    assert label.tier == "blame"
+
+
+def test_authorship_is_not_measured_for_old_or_ambiguous_answers() -> None:
+    history = Rewrites(B)
+    old = {A: dated(A, 0)}
+    late = fix().model_copy(update={"meta": fix().meta.model_copy(update={"committer_time": 1000 * DAY})})
+    (label,) = decide(late, traced((A, 4)), old.get, CONFIG, history)
+    assert (label.tier, label.defects[0].evidence.reasons) == ("weak", ("unanimous", "old"))
+    (label,) = decide(fix(), traced((A, 1), (A, 2), (B, 7)), METAS.get, CONFIG, history)
+    assert (label.tier, label.defects[0].evidence.reasons) == ("plurality", ("most_lines",))
+    assert history.calls == []  # no extra blame where it could not change the tier
+
+
+SPEC = """
+author: Ann <ann@example.com>
+commits:
+  - id: root
+    date: 2020-01-06T10:00:00Z
+    message: Import
+    changes:
+      - {write: calc.py, content: "def area(w, h):\\n    return w * h\\n\\n\\ndef half(x):\\n    return x / 2\\n"}
+  - id: c_base
+    date: 2021-03-01T10:00:00Z
+    message: Add perimeter
+    changes:
+      - {edit: calc.py, append: "\\n\\ndef perimeter(w, h):\\n    return 2 * w + h\\n"}
+  - id: c_area
+    date: 2023-05-01T10:00:00Z
+    message: Area of squares too
+    changes:
+      - {edit: calc.py, replace: "    return w * h", with: "    return w * (h or w) + 1"}
+  - id: c_half
+    date: 2023-05-02T10:00:00Z
+    message: Halve integers
+    changes:
+      - {edit: calc.py, replace: "    return x / 2", with: "    return x // 2"}
+  - id: c_half2
+    date: 2023-05-20T10:00:00Z
+    message: Halve towards zero
+    changes:
+      - {edit: calc.py, replace: "    return x // 2", with: "    return int(x / 3)"}
+  - id: fix_perimeter
+    date: 2023-06-01T10:00:00Z
+    message: Fix the perimeter
+    changes:
+      - {edit: calc.py, replace: "    return 2 * w + h", with: "    return 2 * (w + h)"}
+  - id: fix_area
+    message: Fix the area of squares
+    changes:
+      - {edit: calc.py, replace: "    return w * (h or w) + 1", with: "    return w * (h or w)"}
+  - id: fix_half
+    message: Fix halving
+    changes:
+      - {edit: calc.py, replace: "    return int(x / 3)", with: "    return int(x / 2)"}
+"""
+
+
+@pytest.fixture(scope="module")
+def calc(tmp_path_factory: pytest.TempPathFactory, _isolated_git: None) -> tuple[Repo, dict[str, str]]:
+    root = tmp_path_factory.mktemp("authorship")
+    (root / "spec").mkdir()
+    (root / "spec" / "spec.yaml").write_text(SPEC)
+    shas = build_repo(root / "spec", root / "calc")
+    return Repo(root / "calc"), shas
+
+
+def test_from_scratch_tells_appended_lines_from_rewritten_ones(calc: tuple[Repo, dict[str, str]]) -> None:
+    repo, shas = calc
+    assert repo.from_scratch(shas["c_base"], "calc.py", [7, 8, 9, 10]) == {7, 8, 9, 10}  # appended
+    assert repo.from_scratch(shas["c_area"], "calc.py", [1, 2]) == set()  # line 2 rewritten in place
+    assert repo.from_scratch(shas["root"], "calc.py", [2]) == {2}  # a root commit wrote everything
+
+
+def test_tiers_on_a_generated_repository(calc: tuple[Repo, dict[str, str]]) -> None:
+    repo, shas = calc
+    config = CONFIG.with_overrides(labels={"max_blame_age_days": 3650})
+    metas = {m.sha: m for m in repo.commits("HEAD")}
+    fixes = {f.meta.sha: f for f in find_fixes(metas.values(), config, repo.expand, Counter())}
+    diffs = dict(repo.diffs(list(fixes)))
+    got = {}
+    for name in ("fix_perimeter", "fix_area", "fix_half"):
+        f = fixes[shas[name]]
+        (label,) = decide(f, trace(f, diffs[f.meta.sha], repo, config, Counter()), metas.get, config, repo)
+        ev = label.defects[0].evidence
+        got[name] = (label.intro, label.tier, ev.reasons, ev.prior)
+    assert got == {
+        # c_base appended the perimeter: it wrote the line from scratch.
+        "fix_perimeter": (shas["c_base"], "blame", ("unanimous", "authored"), ()),
+        # c_area rewrote a line that had stood for three years: it changed it, strong evidence.
+        "fix_area": (shas["c_area"], "blame", ("unanimous", "rewrote", "old_prior"), (shas["root"],)),
+        # c_half2 rewrote a line c_half had written 18 days before: which one broke it?
+        "fix_half": (shas["c_half2"], "plurality", ("unanimous", "rewrote", "recent_prior"), (shas["c_half"],)),
+    }

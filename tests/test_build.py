@@ -271,3 +271,39 @@ def test_survival_agrees_with_blame_at_head(samples: dict[str, Sample], full_bui
             assert answer["survival"] == round(standing / sum(added.values()), 4), f"{name}: {head[:8]}"
             checked += 1
     assert checked >= 10
+
+
+def test_a_fix_in_the_same_files_soon_after_keeps_a_change_out_of_clean(samples: dict[str, Sample],
+                                                                        tmp_path: Path) -> None:
+    """With the default window, clean fixtures are the truth's clean commits less exactly those that a
+    fix commit followed within 365 days in one of their source files (worked out here from git log)."""
+    from conftest import every_clean_config
+    from miner.classify import fix_link, path_kind
+    from miner.config import load_config
+
+    config = every_clean_config().with_overrides(clean={"fix_window_days": 365, "fix_window_scope": "file"})
+    paths, fixes_config = load_config().paths, load_config().fixes
+    removed_somewhere = False
+    for name, sample in samples.items():
+        out = tmp_path / name
+        build([sample.path], out, config, progress=False)
+        names = {v: k for k, v in sample.shas.items()}
+        clean = {names[h] for h, a in answers(out).items() if a["kind"] == "clean"}
+        log = subprocess.run(["git", "-C", str(sample.path), "log", "--no-merges", "-M", "--name-only",
+                              "--format=%x00%H %ct%n%B%x01"], capture_output=True, text=True, check=True).stdout
+        commits = []
+        for record in log.split("\x00")[1:]:
+            head, _, rest = record.partition("\n")
+            message, _, files = rest.partition("\x01")
+            sha, when = head.split()
+            commits.append((sha, int(when), message, {f for f in files.split("\n") if f}))
+        fixes = [(t, files) for _, t, message, files in commits if fix_link(message, fixes_config)[0]]
+        expected = set()
+        for cid in sample.truth["clean"]:
+            sha, when, _, files = next(c for c in commits if c[0] == sample.sha(cid))
+            source = {f for f in files if path_kind(f, paths) == "source"}
+            if not any(when < t <= when + 365 * 86400 and source & fixed for t, fixed in fixes):
+                expected.add(cid)
+        assert clean == expected, name
+        removed_somewhere |= clean != set(sample.truth["clean"])
+    assert removed_somewhere, "the layer never removed anything on the samples: the test tests nothing"

@@ -79,12 +79,13 @@ commits:
 """
 
 # (labels, correct, precision, recall, yield, f1) over 4 in-scope fixes, 4 pairs:
-# fix_parse -> c_parse (right, blame); fix_total -> c_wrap (wrong: a later rewrite carried the line, blame);
+# fix_parse -> c_parse (right, blame: it wrote the line from scratch); fix_total -> c_wrap (wrong: a later
+# rewrite carried the line; plurality, because the line it rewrote was written only just before, by c_total);
 # fix_mixed -> c_scale (right, plurality 2 of 3 lines); fix_tie -> c_b (wrong: a tie goes to the newer, weak).
 EXPECTED = {
     "explicit": (0, 0, None, 0.0, 0.0, None),
-    "blame": (2, 1, 0.5, 0.25, 0.5, 0.3333),
-    "plurality": (1, 1, 1.0, 0.25, 0.25, 0.4),
+    "blame": (1, 1, 1.0, 0.25, 0.25, 0.4),
+    "plurality": (2, 1, 0.5, 0.25, 0.5, 0.3333),
     "weak": (1, 0, 0.0, 0.0, 0.25, 0.0),
     "heuristic": (0, 0, None, 0.0, 0.0, None),
 }
@@ -122,7 +123,7 @@ def test_scope_keeps_only_trailers_that_can_be_scored(result: Calibration,
 def test_labels_are_made_blind_to_the_trailers(result: Calibration, trailers: tuple[Path, dict[str, str]]) -> None:
     shas = trailers[1]
     got = {lab.fix: (lab.intro, lab.tier) for lab in result.labels}
-    assert got == {shas["fix_parse"]: (shas["c_parse"], "blame"), shas["fix_total"]: (shas["c_wrap"], "blame"),
+    assert got == {shas["fix_parse"]: (shas["c_parse"], "blame"), shas["fix_total"]: (shas["c_wrap"], "plurality"),
                    shas["fix_mixed"]: (shas["c_scale"], "plurality"), shas["fix_tie"]: (shas["c_b"], "weak")}
 
 

@@ -85,3 +85,22 @@ def test_strata_short_of_candidates_are_filled_from_the_rest() -> None:
     bugs = [stratum(meta("z" * 40, lines=300), CONFIG)] * 4
     picks = pick_clean(small, 4, CONFIG, NOW, set(), set(), lambda s: False, Counter(), match=bugs)
     assert len(picks) == 4
+
+
+def test_a_fix_soon_after_in_the_same_file_is_a_reason() -> None:
+    from miner.clean import FixTouches
+
+    change = meta("c" * 40, days_old=800, paths=("src/a.py",))
+    fix = meta("f" * 40, days_old=700, paths=("src/a.py",))        # 100 days later, same file
+    other = meta("e" * 40, days_old=700, paths=("src/b.py",))      # same time, another file
+    late = meta("d" * 40, days_old=300, paths=("src/a.py",))       # 500 days later
+    assert reason(change) is None
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([fix])) == "fix_followed_nearby"
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([late])) is None
+    # The same directory counts by default; with scope "file" only the same file does.
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([other])) == "fix_followed_nearby"
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([other], "file")) is None
+    elsewhere = meta("b" * 40, days_old=700, paths=("lib/b.py",))
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([elsewhere])) is None
+    off = CONFIG.with_overrides(clean={"fix_window_days": 0})
+    assert why_not_clean(change, off, NOW, set(), set(), FixTouches([fix])) is None
