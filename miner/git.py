@@ -10,6 +10,7 @@ needs on disk (an ignore-revs list) goes to a temporary directory.
 from __future__ import annotations
 
 import datetime as dt
+from collections import OrderedDict
 import os
 import re
 import shutil
@@ -106,7 +107,7 @@ class Repo:
         self.shallow = self._repo.is_shallow
         self._env = _env()
         # Per-instance caches (an lru_cache on a method would keep every Repo ever opened alive).
-        self._metas: dict[str, CommitMeta | None] = {}
+        self._metas: OrderedDict[str, CommitMeta | None] = OrderedDict()
         self._cosmetic: dict[str, bool] = {}
         if overlay and (Path(overlay) / "info" / "commit-graph").is_file():
             self._env.update({"GIT_OBJECT_DIRECTORY": overlay,
@@ -240,10 +241,18 @@ class Repo:
             yield _parse_commit(buffer)
 
     def meta(self, sha: str) -> CommitMeta | None:
-        """One commit's record, as the walk gives it; None for a merge or unknown SHA. Cached."""
-        if sha not in self._metas:
-            self._metas[sha] = self._meta(sha)
-        return self._metas[sha]
+        """One commit's record, as the walk gives it; None for a merge or unknown SHA.
+
+        The last few thousand are cached: blame keeps landing on the same commits, but a
+        worker that mines a large history must not keep every record it ever read.
+        """
+        if sha in self._metas:
+            self._metas.move_to_end(sha)
+            return self._metas[sha]
+        meta = self._metas[sha] = self._meta(sha)
+        if len(self._metas) > 4096:
+            self._metas.popitem(last=False)
+        return meta
 
     def _meta(self, sha: str) -> CommitMeta | None:
         # In-process (libgit2): a worker looks up every candidate blame reaches, and a
