@@ -27,9 +27,12 @@ from miner.errors import (EmptyRepositoryError, MinerError, MissingObjectError, 
                           UnknownRevisionError)
 from miner.records import CommitMeta, FileDiff, FileStat
 
-# libgit2 keeps up to 256 MB of decoded objects per process by default; miner reads each
-# object about once, so a small cache loses nothing and keeps workers small.
+# libgit2 keeps up to 256 MB of decoded objects per process by default, and maps pack files
+# in windows of up to 8 GB in all; miner reads each object about once, so small limits lose
+# nothing and keep every worker's memory small on large repositories.
 pygit2.settings.cache_max_size(32 * 1024 * 1024)
+pygit2.settings.mwindow_size = 16 * 1024 * 1024
+pygit2.settings.mwindow_mapped_limit = 64 * 1024 * 1024
 
 _GIT_CONFIG = [
     "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
