@@ -258,6 +258,17 @@ class Repo:
         return meta
 
     def _meta(self, sha: str) -> CommitMeta | None:
+        try:
+            return self._meta_in_process(sha)
+        except (KeyError, pygit2.GitError):
+            # The diff needs a blob the repository lacks: ask git, leaving out the paths whose
+            # objects are missing, as the walk does.
+            out = self.run("show", "-z", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={_HEADER}",
+                           sha, *self._pathspec())
+            record = out.lstrip(b"\x01")
+            return _parse_commit(record) if record else None
+
+    def _meta_in_process(self, sha: str) -> CommitMeta | None:
         # In-process (libgit2): a worker looks up every candidate blame reaches, and a
         # subprocess each cost more than the blame itself.
         try:
@@ -375,6 +386,12 @@ class Repo:
         return set()
 
     def _is_cosmetic(self, sha: str) -> bool:
+        try:
+            return self._is_cosmetic_unguarded(sha)
+        except (KeyError, pygit2.GitError):  # an object the repository lacks: not a reformat we can prove
+            return False
+
+    def _is_cosmetic_unguarded(self, sha: str) -> bool:
         commit = self._repo[sha]
         if len(commit.parent_ids) != 1:
             return False

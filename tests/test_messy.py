@@ -49,7 +49,8 @@ def messy(tmp_path: Path) -> dict[str, str]:
     # A submodule entry (gitlink) pointing at a commit that is not in this repository.
     git(repo, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},vendor/lib")
     git(repo, "commit", "-q", "-m", "Add a submodule", date="2022-03-03T10:00:00Z")
-    shas["big"] = commit(repo, {"data/blob.bin": bytes(range(256)) * 64, "readme.txt": b"caf\xe9\n"},
+    shas["big"] = commit(repo, {"data/blob.bin": bytes(range(256)) * 64, "readme.txt": b"caf\xe9\n",
+                                "util.py": b"def size(data):\n    return len(data)\n"},
                          "Add data", "2022-03-04T10:00:00Z")
     shas["fix"] = commit(repo, {"calc.py": b"def mul(a, b):\n    return a * b\n"}, "Fix mul returning a sum",
                          "2023-06-01T10:00:00Z")
@@ -83,8 +84,11 @@ def test_a_missing_blob_leaves_out_its_path_not_the_build(messy: dict[str, str],
     repo = Path(messy["path"])
     blob = git(repo, "rev-parse", f"{messy['big']}:data/blob.bin").strip()
     (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
-    config = load_config().with_overrides(clean={"ratio": 100.0, "min_count": 100})
+    config = load_config().with_overrides(clean={"ratio": 100.0, "min_count": 100, "fix_window_days": 0})
     build([repo], tmp_path / "out", config, progress=False)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["repositories"][0]["dropped"]["walk"]["paths_with_missing_objects"] == 1
-    assert answers(tmp_path / "out")[messy["feature"]]["kind"] == "bug"
+    found = answers(tmp_path / "out")
+    assert found[messy["feature"]]["kind"] == "bug"
+    # The commit whose blob is missing was still weighed as a clean candidate, without its data file.
+    assert found[messy["big"]]["kind"] == "clean"
