@@ -8,7 +8,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from miner.cli import main
