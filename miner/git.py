@@ -304,9 +304,20 @@ class Repo:
         wanted = list(shas)
         if not wanted:
             return {}
-        log = self.run("log", "--no-walk=unsorted", "--stdin", "-p", "--no-ext-diff", "--no-textconv", "--format=commit %H",
-                       *self._pathspec(), stdin="\n".join(wanted).encode() + b"\n")
-        proc = subprocess.run(["git", "patch-id", "--stable"], input=log, capture_output=True, env=_env())
+        # The patches stream from git log straight into git patch-id: on a large history they
+        # are hundreds of megabytes, which miner never needs to hold.
+        with tempfile.TemporaryFile() as revs:
+            revs.write("\n".join(wanted).encode() + b"\n")
+            revs.seek(0)
+            log = subprocess.Popen(self._git("log", "--no-walk=unsorted", "--stdin", "-p", "--no-ext-diff",
+                                             "--no-textconv", "--format=commit %H", *self._pathspec()),
+                                   stdin=revs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env)
+            proc = subprocess.run(["git", "patch-id", "--stable"], stdin=log.stdout, capture_output=True, env=_env())
+            assert log.stdout is not None and log.stderr is not None
+            log.stdout.close()
+            error = log.stderr.read()
+            if log.wait() != 0:
+                self._fail("log", error)
         ids: dict[str, str] = {}
         for line in proc.stdout.decode().splitlines():
             patch_id, commit = line.split()
