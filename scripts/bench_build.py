@@ -52,16 +52,16 @@ def pydriller_pipeline(repo: str, rev: str, limit: int | None) -> None:
 
     fixes_config = load_config().fixes
     git = Git(repo)
-    fixes = 0
+    commits = [c for c in Repository(repo, only_no_merge=True).traverse_commits()
+               if fix_link(c.msg, fixes_config)[0] is not None]
+    fixes = len(commits)
+    # PyDriller walks oldest first, and old fixes blame short histories: a sample of the first N
+    # would flatter it. Take every k-th fix across the whole history instead.
+    stride = max(1, fixes // limit) if limit else 1
     blamed = 0
     started = time.perf_counter()
     per_fix: list[float] = []
-    for commit in Repository(repo, only_no_merge=True).traverse_commits():
-        if fix_link(commit.msg, fixes_config)[0] is None:
-            continue
-        fixes += 1
-        if limit is not None and fixes > limit:
-            continue
+    for commit in commits[::stride][: limit or None]:
         t0 = time.perf_counter()
         found = git.get_commits_last_modified_lines(commit)
         per_fix.append(time.perf_counter() - t0)
