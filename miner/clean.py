@@ -167,5 +167,7 @@ def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_
         if len(picks) >= count:
             break
         accept(meta)
-    dropped["not_sampled"] += len(eligible) - len(taken) - len(refused)
+    left = len(eligible) - len(taken) - len(refused)
+    if left:
+        dropped["not_sampled"] += left
     return sorted(picks, key=lambda p: sample_order(p.sha, config.seed))
