@@ -26,20 +26,17 @@ def _matches(path: str, patterns: list[str]) -> bool:
     return any(_glob(p).match(path) for p in patterns)
 
 
+# Checked in this order: vendored and generated win over tests and docs.
+_KINDS: tuple[tuple[PathKind, str], ...] = (("vendored", "vendored"), ("generated", "generated"),
+                                          ("lockfile", "lockfiles"), ("config", "config"),
+                                          ("tests", "tests"), ("docs", "docs"))
+
+
 def path_kind(path: str, paths: PathsConfig) -> PathKind:
-    """What a path holds. Vendored and generated win over tests and docs."""
-    if _matches(path, paths.vendored):
-        return "vendored"
-    if _matches(path, paths.generated):
-        return "generated"
-    if _matches(path, paths.lockfiles):
-        return "lockfile"
-    if _matches(path, paths.config):
-        return "config"
-    if _matches(path, paths.tests):
-        return "tests"
-    if _matches(path, paths.docs):
-        return "docs"
+    """What a path holds, by the first group of globs in ``paths`` that matches it."""
+    for kind, field in _KINDS:
+        if _matches(path, getattr(paths, field)):
+            return kind
     return "source"
 
 

@@ -213,7 +213,6 @@ def calibrate_cmd(repo: Path, rev: str, min_fixes: int, as_json: bool, quiet: bo
 
         miner calibrate path/to/iproute2 --json
     """
-    from miner.build import repository_name
     from miner.calibrate import calibrate, table
     from miner.git import Repo
 
