@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from miner.lexer import code_lines
+from miner.lexer import code_lines, comment_spans
 
 C = """#include <stdio.h>
 /* a block
@@ -35,3 +35,29 @@ def test_go_and_typescript() -> None:
 
 def test_unknown_language_counts_non_blank_lines() -> None:
     assert code_lines("notes.unknownext", "a\n\n  \nb\n") == {1, 4}
+
+
+PY_HARD = '''x = rb"""not a
+docstring"""
+r"""A raw
+docstring."""
+"a" "b"  # two strings alone: still a docstring
+"-".join(parts)
+call(
+    """an argument,
+    not a docstring""",
+)
+s = "# not a comment"  # but this is
+y = 1 + \\
+    2
+'''
+
+
+def test_python_scanner_tells_docstrings_from_string_expressions() -> None:
+    assert code_lines("x.py", PY_HARD) == {1, 2, 6, 7, 8, 9, 10, 11, 12, 13}
+
+
+def test_python_comment_spans_skip_hashes_inside_strings() -> None:
+    spans = comment_spans("x.py", PY_HARD)
+    assert [(s.line, s.text) for s in spans] == [(5, "# two strings alone: still a docstring"),
+                                                 (11, "# but this is")]
