@@ -12,6 +12,7 @@ what blame found into a ``Label`` with its evidence and tier.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -86,12 +87,29 @@ def _blame_through_cosmetic(history: History, rev: str, path: str, lines: list[i
     return hits, tuple(sorted(ignored))
 
 
+def _insertion_points(insertions: list[tuple[str, str, list[int]]]) -> list[tuple[str, list[int]]]:
+    """For a fix that removed no code: the first code line after each insertion (or the last before it)."""
+    inserted: list[tuple[str, list[int]]] = []
+    for path, text, at_lines in insertions:
+        code = sorted(code_lines(path, text))
+        points: set[int] = set()
+        for at in at_lines:
+            i = bisect.bisect_left(code, at)
+            if i < len(code):
+                points.add(code[i])
+            elif code:
+                points.add(code[-1])
+        if points:
+            inserted.append((path, sorted(points)))
+    return inserted
+
+
 def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Config,
           skipped: Counter[str]) -> list[Traced]:
     """Blame the fix's removed code lines (or, failing any, its insertion points) at its parent."""
     parent = fix.meta.parents[0]
     removed: list[tuple[str, list[int]]] = []
-    inserted: list[tuple[str, list[int]]] = []
+    insertions: list[tuple[str, str, list[int]]] = []  # only needed when no code line was removed
     for diff in diffs:
         if diff.old_path is None or diff.binary:
             continue
@@ -109,26 +127,18 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
         if has_generated_marker(data, config.paths):
             skipped["fix_lines_in_generated"] += 1
             continue
-        # Insertions need the code after them, to the end; removed lines only need lexing up to the last.
-        upto = max((n for n, _ in diff.removed), default=0) if not diff.insertions else None
-        code = code_lines(diff.old_path, _text(data), upto)
-        lines = [n for n, _ in diff.removed if n in code]
-        if len(lines) < len(diff.removed):
-            skipped["fix_lines_blank_or_comment"] += len(diff.removed) - len(lines)
-        if lines:
-            removed.append((diff.old_path, lines))
-        elif diff.insertions:  # nothing but insertions, or only blank and comment lines removed
-            points: set[int] = set()
-            for at in diff.insertions:
-                after = [n for n in code if n >= at]
-                before = [n for n in code if n < at]
-                if after:
-                    points.add(min(after))
-                elif before:
-                    points.add(max(before))
-            if points:
-                inserted.append((diff.old_path, sorted(points)))
-    targets, added_only = (removed, False) if removed else (inserted, True)
+        text = _text(data)
+        if diff.removed:  # lexing stops at the last removed line: most of a large file is never read
+            code = code_lines(diff.old_path, text, max(n for n, _ in diff.removed))
+            lines = [n for n, _ in diff.removed if n in code]
+            if len(lines) < len(diff.removed):
+                skipped["fix_lines_blank_or_comment"] += len(diff.removed) - len(lines)
+            if lines:
+                removed.append((diff.old_path, lines))
+                continue
+        if diff.insertions:  # nothing but insertions, or only blank and comment lines removed
+            insertions.append((diff.old_path, text, diff.insertions))
+    targets, added_only = (removed, False) if removed else (_insertion_points(insertions), True)
     traced: list[Traced] = []
     for path, lines in targets:
         hits, through = _blame_through_cosmetic(history, parent, path, lines, config.labels.max_cosmetic_hops)

@@ -33,7 +33,8 @@ from miner.classify import has_generated_marker
 from miner.classify import path_kind
 from miner.clean import FixTouches, pick_clean, stratum, wanted
 from miner.config import Config
-from miner.engine import (ExecutorKind, FixtureJob, LabelResult, chunks, fixture_task, label_task,
+from miner import anchors
+from miner.engine import (ExecutorKind, FixtureJob, LabelResult, anchor_task, chunks, fixture_task, label_task,
                           RepoRef, authorship_task, make_executor)
 from miner.errors import MinerError, MissingObjectError
 from miner.fixture import fixture_id
@@ -141,8 +142,8 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
         repos = [_with_overlay(repo, scratch / str(n)) for n, repo in enumerate(repos)]
-        mined = [_mine(repo, name, head, config, pool, jobs, cache, window, progress, log)
-                 for repo, name, head in zip(repos, names, heads)]
+        mined = [_mine(repo, name, head, config, pool, jobs, cache, window, progress, log, scratch / str(n))
+                 for n, (repo, name, head) in enumerate(zip(repos, names, heads))]
         entries, ledger = _write_fixtures(mined, config, pool, jobs, cache, staging, ledger, previous, progress)
         cache.sort_labels()
         staging.write(LEDGER, dumps(ledger.model_dump(mode="json")))
@@ -223,15 +224,16 @@ def _walk_once(repo: Repo, head: str, identity: str, cache: Cache, window: Windo
     return walked
 
 
-def _labels(repo: Repo, identity: str, fixes: list, config: Config, pool: Executor, jobs: int,
-            cache: Cache, report: RepoReport, progress: bool) -> list[Label]:
+def _labels(repo: Repo, head: str, identity: str, fixes: list, metas: dict[str, CommitMeta], config: Config,
+            pool: Executor, jobs: int, cache: Cache, report: RepoReport, progress: bool, scratch: Path) -> list[Label]:
     key = labels_key(config)
     known = cache.labels(identity, key)
     todo = [f for f in fixes if f.meta.sha not in known]
     results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
     report.reused_labels = len(results)
     cache.add_labels(identity, key, results.values())
-    futures = [pool.submit(label_task, RepoRef.of(repo), chunk, config) for chunk in chunks(todo, jobs)]
+    ref = RepoRef.of(repo, _anchor(repo, head, todo, metas, config, pool, report, progress, scratch / "anchors"))
+    futures = [pool.submit(label_task, ref, chunk, config) for chunk in chunks(todo, jobs)]
     with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not progress, unit="fix", leave=False) as bar:
         for future in futures:
             batch = future.result()
@@ -244,6 +246,23 @@ def _labels(repo: Repo, identity: str, fixes: list, config: Config, pool: Execut
         report.dropped["blame"].update(results[fix].dropped)
         labels += results[fix].labels
     return labels
+
+
+def _anchor(repo: Repo, head: str, todo: list, metas: dict[str, CommitMeta], config: Config, pool: Executor,
+            report: RepoReport, progress: bool, where: Path) -> str | None:
+    """Blame anchors for the source files many of the fixes change (see miner.anchors)."""
+    touched = Counter(f.path for m in metas.values() for f in m.files)
+    fixed = [[f.old_path or f.path for f in fix.meta.files
+              if f.removed and path_kind(f.old_path or f.path, config.paths) == "source"] for fix in todo]
+    hot = anchors.hot_paths(fixed, touched, anchors.HOT_FIXES, anchors.EVERY)
+    if not hot:
+        return None
+    futures = [pool.submit(anchor_task, RepoRef.of(repo), head, path, anchors.EVERY) for path in hot]
+    with tqdm(total=len(hot), desc=f"{report.name}: anchors", disable=not progress, unit="file", leave=False) as bar:
+        for future in futures:
+            anchors.save(where, *future.result())
+            bar.update()
+    return str(where)
 
 
 def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], config: Config, window: Window,
@@ -271,7 +290,7 @@ def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], 
 
 
 def _mine(repo: Repo, name: str, head: str, config: Config, pool: Executor, jobs: int, cache: Cache,
-          window: Window, progress: bool, log: Callable[[str], None]) -> _Mined:
+          window: Window, progress: bool, log: Callable[[str], None], scratch: Path) -> _Mined:
     identity = repo.root_commits(head)[0]
     head_date = repo.committer_date(head)
     report = RepoReport(name=name, identity=identity, head=head, head_date=iso(head_date),
@@ -282,7 +301,7 @@ def _mine(repo: Repo, name: str, head: str, config: Config, pool: Executor, jobs
     fixes.sort(key=lambda f: f.meta.sha)
     report.commits, report.fixes = len(metas), len(fixes)
     log(f"{name}: {len(metas)} commits, {len(fixes)} fixes")
-    labels = _labels(repo, identity, fixes, config, pool, jobs, cache, report, progress)
+    labels = _labels(repo, head, identity, fixes, metas, config, pool, jobs, cache, report, progress, scratch)
     for lab in labels:
         if lab.tier:
             report.labels[lab.tier] += 1

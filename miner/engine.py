@@ -15,8 +15,10 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from miner.anchors import Anchor, Anchored, build_chain
 from miner.blame import label_fixes
 from miner.config import Config
 from miner.errors import MinerError, MissingObjectError
@@ -82,6 +84,7 @@ class RepoRef:
     path: str
     exclude: tuple[str, ...] = ()
     overlay: str | None = None  # local to the machine that wrote it; a remote worker does without
+    anchors: str | None = None  # blame anchors (see miner.anchors), a directory on the same machine
 
     def open(self) -> Repo:
         """The repository, opened once per worker process and reused by its later tasks (its
@@ -93,8 +96,13 @@ class RepoRef:
         return repo
 
     @staticmethod
-    def of(repo: Repo) -> RepoRef:
-        return RepoRef(str(repo.git_dir), repo.exclude, repo.overlay)
+    def of(repo: Repo, anchors: str | None = None) -> RepoRef:
+        return RepoRef(str(repo.git_dir), repo.exclude, repo.overlay, anchors)
+
+    def history(self) -> Repo | Anchored:
+        """What labelling blames through: the repository, from its anchors when it has some."""
+        repo = self.open()
+        return Anchored(repo, self.anchors) if self.anchors and Path(self.anchors).is_dir() else repo
 
 
 @dataclass(frozen=True)
@@ -111,27 +119,41 @@ def label_task(ref: RepoRef, fixes: tuple[FixCommit, ...], config: Config) -> li
     (``fix_missing_object``), not with its whole chunk.
     """
     _delay()
-    repo = ref.open()
+    repo, history = ref.open(), ref.history()
     try:
-        return _label_chunk(repo, fixes, config)
+        return _label_chunk(repo, history, fixes, config)
     except MissingObjectError:
         results: list[LabelResult] = []
         for fix in fixes:
             try:
-                results += _label_chunk(repo, (fix,), config)
+                results += _label_chunk(repo, history, (fix,), config)
             except MissingObjectError:
                 results.append(LabelResult(fix=fix.meta.sha, labels=(), dropped={"fix_missing_object": 1}))
         return results
 
 
-def _label_chunk(repo: Repo, fixes: tuple[FixCommit, ...], config: Config) -> list[LabelResult]:
+def _label_chunk(repo: Repo, history: Repo | Anchored, fixes: tuple[FixCommit, ...],
+                 config: Config) -> list[LabelResult]:
     by_sha = {f.meta.sha: f for f in fixes}
     results: list[LabelResult] = []
     for sha, diffs in repo.diffs(by_sha):
         dropped: Counter[str] = Counter()
-        labels = tuple(label_fixes([(by_sha[sha], diffs)], repo, repo.meta, config, dropped))
+        labels = tuple(label_fixes([(by_sha[sha], diffs)], history, repo.meta, config, dropped))
         results.append(LabelResult(fix=sha, labels=labels, dropped=dict(dropped)))
     return results
+
+
+def anchor_task(ref: RepoRef, head: str, path: str, every: int) -> tuple[str, list[Anchor]]:
+    """The blame anchors of one much-fixed path; the parent writes them where workers read them.
+
+    A path git cannot blame all the way (an object the repository lacks, a submodule) gets no
+    anchors: its fixes are blamed in full, and labelling reports what went wrong for each.
+    """
+    _delay()
+    try:
+        return path, build_chain(ref.open(), head, path, every)
+    except MinerError:
+        return path, []
 
 
 @dataclass(frozen=True)

@@ -217,8 +217,10 @@ class Repo:
         return bool(self._repo.descendant_of(descendant, ancestor))
 
     def committer_date(self, sha: str) -> dt.datetime:
-        commit = self._repo[sha]
-        return dt.datetime.fromtimestamp(commit.commit_time, tz=dt.timezone.utc)
+        return dt.datetime.fromtimestamp(self.commit_time(sha), tz=dt.timezone.utc)
+
+    def commit_time(self, sha: str) -> int:
+        return int(self._repo[sha].commit_time)
 
     def root_commits(self, rev: str) -> list[str]:
         out = self.run("rev-list", "--max-parents=0", rev)
@@ -363,6 +365,31 @@ class Repo:
             args += ["-L", f"{start},{end}"]
         args += [rev, "--", path]
         return _parse_blame(self.run(*args))
+
+    def blame_from(self, base: str | None, rev: str, path: str,
+                   lines: Iterable[int] | None) -> tuple[list[BlameHit], set[str]]:
+        """Blame ``path`` at ``rev`` (the given lines, or the whole file) only as far back as ``base``
+        (with None, all the way).
+
+        Lines older than ``base`` stop at a boundary commit (``base`` itself, or an ancestor of it
+        reached through a side branch), with their line number there; the second value holds the
+        boundary commits. Everything newer is blamed exactly as a full blame would.
+        """
+        args = ["blame", "--porcelain"]
+        if lines is not None:
+            wanted = sorted(set(lines))
+            if not wanted:
+                return [], set()
+            for start, end in _ranges(wanted):
+                args += ["-L", f"{start},{end}"]
+        boundary: set[str] = set()
+        spec = f"{base}..{rev}" if base else rev
+        return _parse_blame(self.run(*args, spec, "--", path), boundary), boundary
+
+    def first_parent_touching(self, head: str, path: str) -> list[str]:
+        """The first-parent commits up to ``head`` that changed ``path``, oldest first."""
+        out = self.run("log", "--first-parent", "--no-renames", "--format=%H", head, "--", path)
+        return out.decode().split()[::-1]
 
     def is_cosmetic(self, sha: str) -> bool:
         """True when the commit changes only whitespace (a reformat): blame looks through it. Cached."""
@@ -665,7 +692,8 @@ def _parse_diff(lines: list[bytes]) -> list[FileDiff]:
     return files
 
 
-def _parse_blame(out: bytes) -> list[BlameHit]:
+def _parse_blame(out: bytes, boundary: set[str] | None = None) -> list[BlameHit]:
+    """Porcelain blame output as hits; the commits it marks as boundaries go into ``boundary``."""
     hits: list[BlameHit] = []
     filenames: dict[str, str] = {}
     current: tuple[str, int, int] | None = None
@@ -680,6 +708,8 @@ def _parse_blame(out: bytes) -> list[BlameHit]:
             current = (parts[0].decode(), int(parts[1]), int(parts[2]))
         elif line.startswith(b"filename ") and current is not None:
             filenames[current[0]] = unquote(line[len(b"filename "):])
+        elif line == b"boundary" and current is not None and boundary is not None:
+            boundary.add(current[0])
     return hits
 
 
