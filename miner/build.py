@@ -34,8 +34,8 @@ from miner.classify import path_kind
 from miner.clean import FixTouches, pick_clean, stratum, wanted
 from miner.config import Config
 from miner import anchors
-from miner.engine import (ExecutorKind, FixtureJob, LabelResult, anchor_task, chunks, fixture_task, label_task,
-                          RepoRef, authorship_task, make_executor)
+from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
+                          fixture_task, in_order, label_task, make_executor)
 from miner.errors import MinerError, MissingObjectError
 from miner.fixture import fixture_id
 from miner.git import Repo
@@ -232,11 +232,10 @@ def _labels(repo: Repo, head: str, identity: str, fixes: list, metas: dict[str, 
     results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
     report.reused_labels = len(results)
     cache.add_labels(identity, key, results.values())
-    ref = RepoRef.of(repo, _anchor(repo, head, todo, metas, config, pool, report, progress, scratch / "anchors"))
-    futures = [pool.submit(label_task, ref, chunk, config) for chunk in chunks(todo, jobs)]
+    ref = RepoRef.of(repo, _anchor(repo, head, todo, metas, config, pool, jobs, report, progress, scratch / "anchors"))
+    calls = ((ref, chunk, config) for chunk in chunks(todo, jobs))
     with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not progress, unit="fix", leave=False) as bar:
-        for future in futures:
-            batch = future.result()
+        for batch in in_order(pool, label_task, calls, _ahead(jobs)):
             cache.add_labels(identity, key, batch)
             for r in batch:
                 results[r.fix] = r
@@ -248,8 +247,13 @@ def _labels(repo: Repo, head: str, identity: str, fixes: list, metas: dict[str, 
     return labels
 
 
+def _ahead(jobs: int) -> int:
+    """Tasks kept out at once: enough that no worker waits for the next one."""
+    return 2 * max(1, jobs) + 1
+
+
 def _anchor(repo: Repo, head: str, todo: list, metas: dict[str, CommitMeta], config: Config, pool: Executor,
-            report: RepoReport, progress: bool, where: Path) -> str | None:
+            jobs: int, report: RepoReport, progress: bool, where: Path) -> str | None:
     """Blame anchors for the source files many of the fixes change (see miner.anchors)."""
     touched = Counter(f.path for m in metas.values() for f in m.files)
     fixed = [[f.old_path or f.path for f in fix.meta.files
@@ -257,10 +261,10 @@ def _anchor(repo: Repo, head: str, todo: list, metas: dict[str, CommitMeta], con
     hot = anchors.hot_paths(fixed, touched, anchors.HOT_FIXES, anchors.EVERY)
     if not hot:
         return None
-    futures = [pool.submit(anchor_task, RepoRef.of(repo), head, path, anchors.EVERY) for path in hot]
+    calls = ((RepoRef.of(repo), head, path, anchors.EVERY) for path in hot)
     with tqdm(total=len(hot), desc=f"{report.name}: anchors", disable=not progress, unit="file", leave=False) as bar:
-        for future in futures:
-            anchors.save(where, *future.result())
+        for path, chain in in_order(pool, anchor_task, calls, _ahead(jobs)):
+            anchors.save(where, path, chain)
             bar.update()
     return str(where)
 
@@ -339,8 +343,9 @@ def _survival(repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, Co
                      if f.added and not f.binary and path_kind(f.path, config.paths) == "source"} for p in picks}
     paths = sorted({path for files in added.values() for path in files})
     authors: dict[str, dict[str, int] | None] = {}
-    for future in [pool.submit(authorship_task, RepoRef.of(repo), head, chunk) for chunk in chunks(paths, jobs)]:
-        authors.update(future.result())
+    for found in in_order(pool, authorship_task, ((RepoRef.of(repo), head, c) for c in chunks(paths, jobs)),
+                          _ahead(jobs)):
+        authors.update(found)
     found: dict[str, float | None] = {}
     for sha, files in added.items():
         present = {path: n for path, n in files.items() if authors.get(path) is not None}
@@ -407,12 +412,13 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
             meta = m.metas[job.head]
             answer = _answer(m, job, fid, splits[fid], family[fid], reuse[1], meta, config)
             entries.append(_entry(staging, Fixture(visible=visible, answer=answer), family[fid]))
-        futures = [pool.submit(fixture_task, RepoRef.of(m.repo), m.report.name, m.report.identity, chunk,
-                               config) for chunk in chunks(todo, jobs)]
+        # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
+        calls = ((RepoRef.of(m.repo), m.report.name, m.report.identity, chunk, config)
+                 for chunk in chunks(todo, jobs, largest=8))
         with tqdm(total=len(todo), desc=f"{m.report.name}: write", disable=not progress, unit="fixture",
                   leave=False) as bar:
-            for future in futures:
-                for fixture in future.result():
+            for batch in in_order(pool, fixture_task, calls, _ahead(jobs)):
+                for fixture in batch:
                     fid = fixture.visible.id
                     answer = fixture.answer.model_copy(update={
                         "split": splits[fid], "family": family[fid], **_clean_fields(m, fixture.answer.head,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,6 +203,21 @@ def authorship_task(ref: RepoRef, head: str, paths: tuple[str, ...]) -> list[tup
         except MissingObjectError:
             out.append((path, None))
     return out
+
+
+def in_order(pool: Executor, fn: Callable[..., T], calls: Iterable[tuple[Any, ...]], ahead: int) -> Iterator[T]:
+    """``fn(*args)`` for each ``args`` of ``calls`` on the pool, results in call order.
+
+    At most ``ahead`` tasks are out at once, and a result is let go as soon as it is handed
+    over: the parent never holds more than a few finished results (fixtures carry whole files).
+    """
+    pending: deque[Future[T]] = deque()
+    for args in calls:
+        pending.append(pool.submit(fn, *args))
+        if len(pending) >= ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def chunks(items: list[T], jobs: int, smallest: int = 4, largest: int = 64) -> list[tuple[T, ...]]:
