@@ -11,7 +11,8 @@ CONFIG = load_config()
 
 @pytest.mark.parametrize("path,kind", [
     ("src/app.py", "source"), ("README.md", "docs"), ("docs/guide/x.py", "docs"), ("tests/test_a.py", "tests"),
-    ("pkg/a_test.go", "tests"), ("src/x.test.ts", "tests"), ("vendor/lib/x.go", "vendored"),
+    ("pkg/a_test.go", "tests"), ("test-data/unit/check-classes.test", "tests"),
+    ("mypyc/test-data/run.test", "tests"), ("src/x.test.ts", "tests"), ("vendor/lib/x.go", "vendored"),
     ("third_party/a.c", "vendored"), ("api/x_pb2.py", "generated"), ("static/app.min.js", "vendored"),
     ("package-lock.json", "lockfile"), ("go.sum", "lockfile"), ("Makefile", "source"),
 ])
