@@ -38,6 +38,9 @@ _GIT_CONFIG = [
     "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
     "-c", "log.showsignature=false", "-c", "color.ui=never", "-c", "core.pager=cat",
     "-c", "diff.relative=false", "-c", "log.follow=false",
+    # git maps pack files in windows of up to 8 GB in all and caches 96 MB of delta bases: on
+    # numpy the history walk reached 360 MB, and 146 MB with these limits, in the same time.
+    "-c", "core.packedGitWindowSize=16m", "-c", "core.packedGitLimit=128m", "-c", "core.deltaBaseCacheLimit=32m",
 ]
 _HEADER = "%x01%H%x02%P%x02%an%x02%ae%x02%at%x02%ct%x02%B%x03"
 _MISSING = re.compile(r"unable to read|bad object|missing blob|is corrupt|could not read")
