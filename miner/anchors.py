@@ -137,6 +137,7 @@ class Anchored:
         self.is_cosmetic = repo.is_cosmetic
         self.is_ancestor = repo.is_ancestor
         self.from_scratch = repo.from_scratch
+        self.same_lines = repo.same_lines
 
     def _anchors(self, path: str) -> list[Anchor]:
         if path not in self._loaded:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from miner.classify import has_generated_marker, is_bot, path_kind
+from miner.classify import has_generated_marker, is_bot, path_kind, reapplies
 from miner.config import TIERS, Config, Tier
 from miner.errors import MissingObjectError
 from miner.git import BlameHit
@@ -33,6 +33,7 @@ class History(Protocol):
     def is_cosmetic(self, sha: str) -> bool: ...
     def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
     def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]: ...
+    def same_lines(self, new: str, old: str, path: str, lines: Iterable[int]) -> dict[int, int]: ...
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,39 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
     return traced
 
 
+def through_relands(traced: list[Traced], lookup: Callable[[str], CommitMeta | None], config: Config,
+                    history: History) -> tuple[list[Traced], set[str], set[str]]:
+    """Lines blame gave to a revert of a revert go to the commit it re-applied, wherever that
+    commit left them unchanged: the re-land only brought its code back.
+
+    Returns the lines, the re-lands blame reached, and the originals that took lines from them.
+    """
+    relands: dict[str, str] = {}
+    for sha in sorted({t.hit.sha for t in traced}):
+        meta = lookup(sha)
+        original = reapplies(meta, lookup, config.fixes) if meta else None
+        if original:
+            relands[sha] = original
+    if not relands:
+        return traced, set(), set()
+    asked: dict[tuple[str, str], list[int]] = {}
+    for t in traced:
+        if t.hit.sha in relands:
+            asked.setdefault((t.hit.sha, t.hit.orig_path), []).append(t.hit.orig_line)
+    moved = {key: history.same_lines(key[0], relands[key[0]], key[1], lines) for key, lines in sorted(asked.items())}
+    out: list[Traced] = []
+    took: set[str] = set()
+    for t in traced:
+        line = moved.get((t.hit.sha, t.hit.orig_path), {}).get(t.hit.orig_line)
+        if line is not None:
+            original = relands[t.hit.sha]
+            took.add(original)
+            t = Traced(BlameHit(final_line=t.hit.final_line, sha=original, orig_path=t.hit.orig_path, orig_line=line),
+                       t.added_only, tuple(sorted({*t.looked_through, t.hit.sha})))
+        out.append(t)
+    return out, set(relands), took
+
+
 def _reject(sha: str, meta: CommitMeta | None, config: Config, history: History) -> str | None:
     """Why a commit blame reached cannot be the one that introduced a defect, if it cannot."""
     if meta is None:
@@ -184,11 +218,12 @@ def _defects(fix: FixCommit, intro: str, traced: list[Traced], evidence: Evidenc
 def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitMeta | None],
            config: Config, history: History) -> list[Label]:
     """Turn what blame found for one fix into labels: one per introducing commit, or a drop."""
+    traced, relands, reapplied = through_relands(traced, lookup, config, history)
     counts = Counter(t.hit.sha for t in traced)
     rejected = {sha: _reject(sha, lookup(sha), config, history) for sha in counts}
     candidates = tuple(Candidate(sha=sha, lines=n, rejected=rejected[sha])
                        for sha, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    blamed = tuple(sorted(set(counts) | set(fix.named)))
+    blamed = tuple(sorted(set(counts) | set(fix.named) | relands))
     through = tuple(sorted({s for t in traced for s in t.looked_through}))
     total = len(traced)
     labels = config.labels
@@ -205,6 +240,8 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
 
     def label(intro: str, link: str, tier: Tier, reasons: tuple[str, ...] = (), lines_authored: int | None = None,
               prior: tuple[str, ...] = ()) -> Label:
+        if intro in reapplied:
+            reasons += ("reapplied",)
         evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],  # type: ignore[arg-type]
                             candidates=candidates, looked_through=through, age_days=_age_days(intro),
                             lines_authored=lines_authored, prior=prior, reasons=reasons)

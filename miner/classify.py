@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Literal
 
@@ -64,6 +65,26 @@ def trailer_shas(message: str, fixes: FixesConfig) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s.lower() for s in named))
 
 
+def reverted_shas(message: str, fixes: FixesConfig) -> tuple[str, ...]:
+    """The SHAs (or prefixes) a revert's message says it reverts; empty for any other commit."""
+    return tuple(dict.fromkeys(s.lower() for s in re.findall(fixes.revert_pattern, message)))
+
+
+def reapplies(meta: CommitMeta, lookup: Callable[[str], CommitMeta | None], fixes: FixesConfig) -> str | None:
+    """The original commit a revert of a revert re-applies, or None.
+
+    Only a revert naming one full SHA, of a revert naming one full SHA, both in the history
+    read: an abbreviated or ambiguous chain is left alone.
+    """
+    first = reverted_shas(meta.message, fixes)
+    if len(first) != 1 or len(first[0]) != 40 or (undone := lookup(first[0])) is None:
+        return None
+    second = reverted_shas(undone.message, fixes)
+    if len(second) != 1 or len(second[0]) != 40 or lookup(second[0]) is None:
+        return None
+    return second[0]
+
+
 def fix_link(message: str, fixes: FixesConfig) -> tuple[LinkKind | None, tuple[str, ...], str | None]:
     """Whether a message marks a fix: (how, SHA prefixes it names, why it was rejected).
 
@@ -71,9 +92,9 @@ def fix_link(message: str, fixes: FixesConfig) -> tuple[LinkKind | None, tuple[s
     message is a keyword fix when a keyword appears as a word and the subject is not on
     the reject list.
     """
-    reverted = re.findall(fixes.revert_pattern, message)
+    reverted = reverted_shas(message, fixes)
     if reverted:
-        return "revert", tuple(dict.fromkeys(s.lower() for s in reverted)), None
+        return "revert", reverted, None
     named = trailer_shas(message, fixes)
     if named:
         return "trailer", named, None

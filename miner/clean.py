@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from miner.classify import is_bot, path_kind
+from miner.classify import is_bot, path_kind, reverted_shas
 from miner.config import Config
 from miner.records import CleanPick, CommitMeta
 
@@ -58,6 +58,8 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
         return "bot_author"
     if meta.sha in fixes:
         return "is_fix"
+    if reverted_shas(meta.message, config.fixes):  # a revert that is not a fix: a re-land
+        return "is_revert"
     if meta.sha in blamed:
         return "blamed_by_fix"
     if not source_paths(meta, config):

@@ -426,6 +426,28 @@ class Repo:
                     for n in range(h.new_start, h.new_start + h.new_lines)} & wanted
         return set()
 
+    def same_lines(self, new: str, old: str, path: str, lines: Iterable[int]) -> dict[int, int]:
+        """Of ``lines`` of ``path`` at commit ``new``, those unchanged since commit ``old``, with
+        their line numbers there (in-process: a zero-context diff of the two versions)."""
+        before, after = self.blob(old, path), self.blob(new, path)
+        if before is None or after is None:
+            return {}
+        hunks = [(h.old_lines, h.new_start, h.new_lines)
+                 for h in pygit2.Patch.create_from(before, after, context_lines=0).hunks]
+        found: dict[int, int] = {}
+        for line in sorted(set(lines)):
+            shift = 0
+            for old_lines, start, new_lines in hunks:
+                if new_lines and start <= line < start + new_lines:
+                    break  # changed between the two
+                if (start + new_lines if new_lines else start + 1) > line:
+                    found[line] = line - shift  # every hunk from here on comes after the line
+                    break
+                shift += new_lines - old_lines
+            else:
+                found[line] = line - shift
+        return found
+
     def _is_cosmetic(self, sha: str) -> bool:
         try:
             return self._is_cosmetic_unguarded(sha)

@@ -9,15 +9,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
-from miner.classify import fix_link, is_bot
+from miner.classify import fix_link, is_bot, reapplies
 from miner.config import Config
 from miner.records import CommitMeta, FixCommit
 
 
 def find_fixes(commits: Iterable[CommitMeta], config: Config, expand: Callable[[str], str | None],
                dropped: Counter[str]) -> Iterator[FixCommit]:
-    """Yield each commit whose message marks it as a fix; count what was refused and why."""
+    """Yield each commit whose message marks it as a fix; count what was refused and why.
+
+    A revert of a revert re-lands the original change: it repairs nothing, so it is not a fix.
+    """
+    commits = list(commits)
+    by_sha = {m.sha: m for m in commits}
     for meta in commits:
+        if reapplies(meta, by_sha.get, config.fixes):
+            dropped["revert_of_revert"] += 1
+            continue
         link, prefixes, rejected = fix_link(meta.message, config.fixes)
         if config.labels.blame_only and link in ("trailer", "revert"):
             link, prefixes = "keyword", ()

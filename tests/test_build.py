@@ -307,3 +307,18 @@ def test_a_fix_in_the_same_files_soon_after_keeps_a_change_out_of_clean(samples:
         assert clean == expected, name
         removed_somewhere |= clean != set(sample.truth["clean"])
     assert removed_somewhere, "the layer never removed anything on the samples: the test tests nothing"
+
+
+def test_a_revert_of_a_revert_is_looked_through_to_the_change_it_reapplied(
+        samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    """pyledger: reland-cache-balances reverts the revert of cache-balances. Blame of the later fix
+    lands on the re-land; the label goes to cache-balances, and the re-land is neither a fix nor clean."""
+    sample = samples["pyledger"]
+    found = answers(full_build["pyledger"])
+    fix, reland = sample.sha("fix-stale-balance-cache"), sample.sha("reland-cache-balances")
+    mine = [d for d in found[sample.sha("cache-balances")]["defects"] if d["fix"] == fix]
+    assert {"reapplied"} <= set(mine[0]["evidence"]["reasons"])
+    assert reland in mine[0]["evidence"]["looked_through"]
+    assert reland not in found
+    manifest = json.loads((full_build["pyledger"] / "manifest.json").read_text())
+    assert manifest["repositories"][0]["dropped"]["walk"]["revert_of_revert"] == 1

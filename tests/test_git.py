@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from miner.git import _parse_blame, _parse_commit, _parse_diff, unquote
+from pathlib import Path
+
+from miner.git import Repo, _parse_blame, _parse_commit, _parse_diff, unquote
 
 DIFF = b"""diff --git a/src/a.py b/src/b.py
 similarity index 90%
@@ -72,3 +74,13 @@ def test_parse_blame_porcelain_groups() -> None:
     hits = _parse_blame(out)
     assert [(h.final_line, h.sha, h.orig_path, h.orig_line) for h in hits] == [
         (10, a, "old/name.c", 3), (11, a, "old/name.c", 4), (12, b, "new.c", 7)]
+
+
+def test_same_lines_maps_unchanged_lines_between_versions(tmp_path: Path) -> None:
+    from test_messy import commit, git
+    git(tmp_path, "init", "-q", "-b", "main")
+    old = commit(tmp_path, {"a.py": b"one\ntwo\nthree\nfour\nfive\n"}, "Old", "2022-01-01T10:00:00Z")
+    new = commit(tmp_path, {"a.py": b"zero\none\nTWO\nthree\nfive\nsix\n"}, "New", "2022-01-02T10:00:00Z")
+    repo = Repo(tmp_path)
+    assert repo.same_lines(new, old, "a.py", range(1, 7)) == {2: 1, 4: 3, 5: 5}
+    assert repo.same_lines(new, old, "gone.py", [1]) == {}
