@@ -26,14 +26,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from miner import __version__
+from miner import __version__, anchors
 from miner.blame import tier_allowed
 from miner.cache import Cache, labels_key, visible_key
 from miner.classify import has_generated_marker
 from miner.classify import path_kind
 from miner.clean import FixTouches, pick_clean, stratum, wanted
 from miner.config import Config
-from miner import anchors
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
                           fixture_task, in_order, label_task, make_executor)
 from miner.errors import MinerError, MissingObjectError

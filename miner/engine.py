@@ -75,6 +75,7 @@ def make_executor(kind: ExecutorKind, jobs: int, address: str | None = None,
 
 
 _OPEN: dict[RepoRef, Repo] = {}
+_ANCHORED: dict[RepoRef, Anchored] = {}
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,15 @@ class RepoRef:
         return RepoRef(str(repo.git_dir), repo.exclude, repo.overlay, anchors)
 
     def history(self) -> Repo | Anchored:
-        """What labelling blames through: the repository, from its anchors when it has some."""
+        """What labelling blames through: the repository, from its anchors when it has some (kept
+        per worker, like the repository, so each file's anchors are read once, not once a task)."""
         repo = self.open()
-        return Anchored(repo, self.anchors) if self.anchors and Path(self.anchors).is_dir() else repo
+        if not self.anchors or not Path(self.anchors).is_dir():
+            return repo
+        if self not in _ANCHORED:
+            _ANCHORED.clear()
+            _ANCHORED[self] = Anchored(repo, self.anchors)
+        return _ANCHORED[self]
 
 
 @dataclass(frozen=True)
