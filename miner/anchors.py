@@ -24,6 +24,9 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pygit2
 
 from miner.git import BlameHit, Repo
 
@@ -53,6 +56,15 @@ class Anchor:
             path_of.append(paths.setdefault(hit.orig_path, len(paths)))
             orig.append(hit.orig_line)
         return Anchor(commit, tuple(shas), tuple(paths), sha_of, path_of, orig)
+
+    def to_json(self) -> dict[str, object]:
+        return {"commit": self.commit, "shas": list(self.shas), "paths": list(self.paths),
+                "sha_of": self.sha_of.tolist(), "path_of": self.path_of.tolist(), "orig": self.orig.tolist()}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Anchor:
+        return Anchor(str(data["commit"]), tuple(data["shas"]), tuple(data["paths"]), array("I", data["sha_of"]),
+                      array("I", data["path_of"]), array("I", data["orig"]))
 
     def hit(self, line: int, final_line: int) -> BlameHit | None:
         """What a full blame at this anchor says of ``line``, reported as ``final_line``."""
@@ -157,10 +169,13 @@ class Anchored:
         when = self.repo.commit_time(rev)
         tried = 0
         for anchor in reversed(anchors):
-            if self.repo.commit_time(anchor.commit) > when:
-                continue
-            if anchor.commit == rev or self.repo.is_ancestor(anchor.commit, rev):
-                return anchor
+            try:
+                if self.repo.commit_time(anchor.commit) > when:
+                    continue
+                if anchor.commit == rev or self.repo.is_ancestor(anchor.commit, rev):
+                    return anchor
+            except (KeyError, ValueError, pygit2.GitError):
+                continue  # an anchor an earlier build left at a commit this history no longer has
             tried += 1
             if tried == 3:
                 break

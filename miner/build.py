@@ -231,7 +231,8 @@ def _labels(repo: Repo, head: str, identity: str, fixes: list, metas: dict[str, 
     results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
     report.reused_labels = len(results)
     cache.add_labels(identity, key, results.values())
-    ref = RepoRef.of(repo, _anchor(repo, head, todo, metas, config, pool, jobs, report, progress, scratch / "anchors"))
+    ref = RepoRef.of(repo, _anchor(repo, head, identity, todo, metas, config, pool, jobs, cache, report, progress,
+                                 scratch / "anchors"))
     calls = ((ref, chunk, config) for chunk in chunks(todo, jobs))
     with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not progress, unit="fix", leave=False) as bar:
         for batch in in_order(pool, label_task, calls, _ahead(jobs)):
@@ -251,21 +252,27 @@ def _ahead(jobs: int) -> int:
     return 2 * max(1, jobs) + 1
 
 
-def _anchor(repo: Repo, head: str, todo: list, metas: dict[str, CommitMeta], config: Config, pool: Executor,
-            jobs: int, report: RepoReport, progress: bool, where: Path) -> str | None:
-    """Blame anchors for the source files many of the fixes change (see miner.anchors)."""
+def _anchor(repo: Repo, head: str, identity: str, todo: list, metas: dict[str, CommitMeta], config: Config,
+            pool: Executor, jobs: int, cache: Cache, report: RepoReport, progress: bool, where: Path) -> str | None:
+    """Blame anchors for the source files many of the fixes change (see miner.anchors), and the
+    newest anchor of each such file from earlier builds, which a rebuild's few fixes start from."""
+    tips = cache.tip_anchors(identity)
     touched = Counter(f.path for m in metas.values() for f in m.files)
     fixed = [[f.old_path or f.path for f in fix.meta.files
               if f.removed and path_kind(f.old_path or f.path, config.paths) == "source"] for fix in todo]
     hot = anchors.hot_paths(fixed, touched, anchors.HOT_FIXES, anchors.EVERY)
-    if not hot:
-        return None
     calls = ((RepoRef.of(repo), head, path, anchors.EVERY) for path in hot)
     with tqdm(total=len(hot), desc=f"{report.name}: anchors", disable=not progress, unit="file", leave=False) as bar:
         for path, chain in in_order(pool, anchor_task, calls, _ahead(jobs)):
-            anchors.save(where, path, chain)
+            if chain:
+                anchors.save(where, path, chain)
+                tips[path] = chain[-1]
             bar.update()
-    return str(where)
+    for path in sorted(set(tips) - set(hot)):
+        anchors.save(where, path, [tips[path]])
+    if tips:
+        cache.save_tip_anchors(identity, tips)
+    return str(where) if tips else None
 
 
 def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], config: Config, window: Window,

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from miner.anchors import Anchor
 from miner.config import Config
 from miner.engine import LabelResult
 from miner.records import CommitMeta, Label
@@ -90,7 +91,26 @@ class Cache:
                     continue
         return found
 
+    def tip_anchors(self, identity: str) -> dict[str, Anchor]:
+        """The newest blame anchor of each much-fixed path, as the last build left them: history
+        does not change, so a rebuild blames its new fixes from there (see miner.anchors)."""
+        for source in self.sources:
+            file = source / identity / "anchors.jsonl"
+            if file.is_file():
+                try:
+                    return {e["path"]: Anchor.from_json(e) for e in _lines(file)}
+                except (KeyError, TypeError, ValueError, OverflowError):
+                    return {}
+        return {}
+
     # -- writing ------------------------------------------------------------------
+
+    def save_tip_anchors(self, identity: str, tips: dict[str, Anchor]) -> None:
+        folder = self.dir / identity
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "anchors.jsonl", "w", encoding="utf-8") as handle:
+            for path in sorted(tips):
+                handle.write(json.dumps({"path": path, **tips[path].to_json()}) + "\n")
 
     def _append(self, path: Path, line: str) -> None:
         handle = self._open.get(path)

@@ -110,4 +110,37 @@ def test_a_build_with_anchors_writes_the_same_bytes(samples: dict[str, Sample], 
     used = _count_anchor_hits(monkeypatch)
     build(repos, tmp_path / "anchored", load_config(), progress=False, use_cache=False)
     assert used[0] > 0
-    assert tree(tmp_path / "anchored") == tree(tmp_path / "plain")
+    assert _without_anchors(tree(tmp_path / "anchored")) == tree(tmp_path / "plain")
+
+
+def _without_anchors(files: dict[str, bytes]) -> dict[str, bytes]:
+    return {name: data for name, data in files.items() if not name.endswith("anchors.jsonl")}
+
+
+def test_a_rebuild_blames_its_new_fixes_from_the_anchors_the_last_build_kept(
+        samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repos = [s.path for s in samples.values()]
+    build(repos, tmp_path / "plain", load_config(), progress=False)
+    monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))
+    monkeypatch.setattr(anchors, "EVERY", 2)
+    build(repos, tmp_path / "out", load_config(), progress=False)
+    kept = list((tmp_path / "out" / "cache").glob("*/anchors.jsonl"))
+    assert kept
+    # The rebuild labels from scratch (another labels key), builds no anchors, and starts from the kept ones.
+    monkeypatch.setattr(anchors, "hot_paths", lambda *_: [])
+    used = _count_anchor_hits(monkeypatch)
+    config = load_config().with_overrides(labels={"max_cosmetic_hops": 2})
+    build(repos, tmp_path / "plain2", config, progress=False)
+    build(repos, tmp_path / "out", config, progress=False, force=True)
+    assert used[0] > 0
+    assert _without_anchors(tree(tmp_path / "out")) == _without_anchors(tree(tmp_path / "plain2"))
+
+
+def test_an_anchor_at_a_commit_the_history_lacks_is_passed_over(branchy: Path, tmp_path: Path) -> None:
+    repo = Repo(branchy)
+    head = repo.resolve("HEAD")
+    chain = build_chain(repo, head, "main.py", 2)
+    stale = Anchor("0" * 40, chain[-1].shas, chain[-1].paths, chain[-1].sha_of, chain[-1].path_of, chain[-1].orig)
+    anchors.save(tmp_path / "a", "main.py", [*chain, stale])
+    lines = range(1, 41)
+    assert Anchored(repo, str(tmp_path / "a")).blame(head, "main.py", lines) == repo.blame(head, "main.py", lines)
