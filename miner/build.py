@@ -39,7 +39,7 @@ from miner.errors import MinerError, MissingObjectError
 from miner.fixture import fixture_id
 from miner.git import Repo
 from miner.ledger import LEDGER, Ledger, assign, families, updated
-from miner.records import Answer, CleanPick, CommitMeta, Defect, Fixture, Label, Visible, iso
+from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Visible, iso
 from miner.split import freshness, repository_split
 from miner.walk import find_fixes
 from miner.write import MANIFEST, Staging, check_destination, dumps
@@ -414,10 +414,9 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
             if reuse is None:
                 todo.append(job)
                 continue
-            visible = Visible.model_validate_json(reuse[0])
             meta = m.metas[job.head]
             answer = _answer(m, job, fid, splits[fid], family[fid], reuse[1], meta, config)
-            entries.append(_entry(staging, Fixture(visible=visible, answer=answer), family[fid]))
+            entries.append(_entry(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
         # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
         calls = ((RepoRef.of(m.repo), m.report.name, m.report.identity, chunk, config)
                  for chunk in chunks(todo, jobs, largest=8))
@@ -429,7 +428,7 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
                     answer = fixture.answer.model_copy(update={
                         "split": splits[fid], "family": family[fid], **_clean_fields(m, fixture.answer.head,
                                                                                       fixture.answer.observed_days, config)})
-                    entries.append(_entry(staging, Fixture(visible=fixture.visible, answer=answer), family[fid]))
+                    entries.append(_entry(staging, answer, fixture.visible, family[fid]))
                     bar.update(1)
     repos = {e["id"]: e["repository"] for e in entries}
     for m in mined:
@@ -464,11 +463,10 @@ def _answer(m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blank
                   blanked=tuple(blanked), family=family, **_clean_fields(m, job.head, job.observed_days, config))
 
 
-def _entry(staging: Staging, fixture: Fixture, family: str) -> dict[str, Any]:
-    visible, answer = staging.add(fixture)
-    a = fixture.answer
-    return {"id": a.id, "kind": a.kind, "split": a.split, "repository": a.repository, "family": family,
-            "visible": visible, "answer": answer, "_fresh": a.fresh}
+def _entry(staging: Staging, answer: Answer, visible: Visible | str, family: str) -> dict[str, Any]:
+    visible_file, answer_file = staging.add(answer, visible)
+    return {"id": answer.id, "kind": answer.kind, "split": answer.split, "repository": answer.repository,
+            "family": family, "visible": visible_file, "answer": answer_file, "_fresh": answer.fresh}
 
 
 def summary_table(result: BuildResult, config: Config | None = None) -> str:

@@ -23,8 +23,15 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(regex)
 
 
+@lru_cache(maxsize=64)
+def _any_glob(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regular expression for a group of globs: a path is matched once, not once a glob."""
+    return re.compile("|".join(f"(?:{_glob(p).pattern})" for p in patterns)) if patterns else None
+
+
 def _matches(path: str, patterns: list[str]) -> bool:
-    return any(_glob(p).match(path) for p in patterns)
+    regex = _any_glob(tuple(patterns))
+    return regex is not None and regex.match(path) is not None
 
 
 # Checked in this order: vendored and generated win over tests and docs.

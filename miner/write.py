@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from miner.errors import OutputDirError
-from miner.records import Fixture
+from miner.records import Answer, Visible
 
 MANIFEST = "manifest.json"
 
@@ -79,13 +79,15 @@ class Staging:
         (self.dir / "visible").mkdir(parents=True)
         (self.dir / "answers").mkdir()
 
-    def add(self, fixture: Fixture) -> tuple[str, str]:
-        """Write one fixture; return the relative paths of its visible and answer files."""
-        fid = fixture.visible.id
-        visible, answer = f"visible/{fid}.json", f"answers/{fid}.json"
-        write_atomic(self.dir / visible, dumps(fixture.visible.model_dump(mode="json")), durable=False)
-        write_atomic(self.dir / answer, dumps(fixture.answer.model_dump(mode="json")), durable=False)
-        return visible, answer
+    def add(self, answer: Answer, visible: Visible | str) -> tuple[str, str]:
+        """Write one fixture (its visible part as a record, or as the text an earlier build wrote);
+        return the relative paths of its visible and answer files."""
+        fid = answer.id
+        visible_file, answer_file = f"visible/{fid}.json", f"answers/{fid}.json"
+        text = visible if isinstance(visible, str) else dumps(visible.model_dump(mode="json"))
+        write_atomic(self.dir / visible_file, text, durable=False)
+        write_atomic(self.dir / answer_file, dumps(answer.model_dump(mode="json")), durable=False)
+        return visible_file, answer_file
 
     def write(self, name: str, text: str) -> None:
         write_atomic(self.dir / name, text)
