@@ -140,11 +140,16 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
     pool, shutdown = make_executor(executor, jobs, address, scheduler_file)
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
-        repos = [_with_overlay(repo, scratch / str(n)) for n, repo in enumerate(repos)]
+        identities = [repo.root_commits(head)[0] for repo, head in zip(repos, heads)]
+        repos = [_with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
+                 for n, (repo, identity) in enumerate(zip(repos, identities))]
         mined = [_mine(repo, name, head, config, pool, jobs, cache, window, progress, log, scratch / str(n))
                  for n, (repo, name, head) in enumerate(zip(repos, names, heads))]
         entries, ledger = _write_fixtures(mined, config, pool, jobs, cache, staging, ledger, previous, progress)
         cache.sort_labels()
+        for repo, identity in zip(repos, identities):
+            if repo.overlay:
+                cache.keep_commit_graphs(identity, Repo.overlay_graphs(repo.overlay))
         staging.write(LEDGER, dumps(ledger.model_dump(mode="json")))
         fresh: dict[str, Counter[str]] = {name: Counter() for name in sorted(config.split.cutoffs)}
         for entry in entries:
@@ -175,9 +180,10 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
     return BuildResult(out=out, reports=[m.report for m in mined], fixtures=len(entries), young_clean_left_out=young)
 
 
-def _with_overlay(repo: Repo, where: Path) -> Repo:
-    """The repository, reading a commit-graph that miner wrote outside it (blame runs faster)."""
-    overlay = repo.write_overlay(where)
+def _with_overlay(repo: Repo, where: Path, seed: Path | None) -> Repo:
+    """The repository, reading a commit-graph that miner wrote outside it (blame runs faster),
+    extended from the one the last build kept when there is one."""
+    overlay = repo.write_overlay(where, seed)
     return Repo(repo.git_dir, repo.exclude, overlay) if overlay else repo
 
 

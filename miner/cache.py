@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -103,7 +104,21 @@ class Cache:
                     return {}
         return {}
 
+    def commit_graphs(self, identity: str) -> Path | None:
+        """The commit-graph chain an earlier build kept, for the overlay to extend (see Repo.write_overlay)."""
+        for source in self.sources:
+            graphs = source / identity / "commit-graphs"
+            if (graphs / "commit-graph-chain").is_file():
+                return graphs
+        return None
+
     # -- writing ------------------------------------------------------------------
+
+    def keep_commit_graphs(self, identity: str, graphs: Path) -> None:
+        if (graphs / "commit-graph-chain").is_file():
+            target = self.dir / identity / "commit-graphs"
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(graphs, target)
 
     def save_tip_anchors(self, identity: str, tips: dict[str, Anchor]) -> None:
         folder = self.dir / identity

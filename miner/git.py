@@ -115,28 +115,42 @@ class Repo:
         # Per-instance caches (an lru_cache on a method would keep every Repo ever opened alive).
         self._metas: OrderedDict[str, CommitMeta | None] = OrderedDict()
         self._cosmetic: dict[str, bool] = {}
-        if overlay and (Path(overlay) / "info" / "commit-graph").is_file():
+        if overlay and _has_graph(Path(overlay)):
             self._env.update({"GIT_OBJECT_DIRECTORY": overlay,
                               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")})
 
-    def write_overlay(self, where: Path) -> str | None:
+    def write_overlay(self, where: Path, seed: Path | None = None) -> str | None:
         """Write a commit-graph with changed-path filters for this repository into ``where``.
 
         Blame and path-limited logs run about 1.5x faster with one. miner may not write into
         the repository it mines, so the graph lives in a directory of miner's own that git
         uses as its object directory, with the repository's objects as an alternate: every
         object is still read from the repository, and nothing is ever written to it.
-        Returns the overlay to give to ``Repo(..., overlay=)``, or None if git cannot.
+        ``seed`` is the graph chain an earlier build wrote (``overlay_graphs``): git then only
+        adds a layer for the commits it lacks. Returns the overlay to give to
+        ``Repo(..., overlay=)``, or None if git cannot.
         """
         objects = where / "objects"
-        (objects / "info").mkdir(parents=True, exist_ok=True)
-        env = {**_env(), "GIT_OBJECT_DIRECTORY": str(objects),
-               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
-        proc = subprocess.run(self._git("commit-graph", "write", "--reachable", "--changed-paths"),
-                              capture_output=True, env=env)
-        if proc.returncode != 0 or not (objects / "info" / "commit-graph").is_file():
-            return None
-        return str(objects)
+        graphs = objects / "info" / "commit-graphs"
+        for attempt in (seed, None):
+            shutil.rmtree(objects, ignore_errors=True)
+            (objects / "info").mkdir(parents=True)
+            if attempt is not None:
+                if not (attempt / "commit-graph-chain").is_file():
+                    continue
+                shutil.copytree(attempt, graphs)
+            env = {**_env(), "GIT_OBJECT_DIRECTORY": str(objects),
+                   "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
+            proc = subprocess.run(self._git("commit-graph", "write", "--reachable", "--changed-paths", "--split"),
+                                  capture_output=True, env=env)
+            if proc.returncode == 0 and _has_graph(objects):
+                return str(objects)
+        return None
+
+    @staticmethod
+    def overlay_graphs(overlay: str) -> Path:
+        """Where an overlay keeps its commit-graph chain (what ``write_overlay`` takes as ``seed``)."""
+        return Path(overlay) / "info" / "commit-graphs"
 
     # -- plumbing -----------------------------------------------------------------
 
@@ -589,6 +603,11 @@ class Repo:
     def objects_of(self, rev: str) -> set[str]:
         """Every object reachable from ``rev``."""
         return {line.split(" ", 1)[0] for line in self.run("rev-list", "--objects", rev).decode().splitlines() if line}
+
+
+def _has_graph(objects: Path) -> bool:
+    return (objects / "info" / "commit-graph").is_file() or (objects / "info" / "commit-graphs" /
+                                                             "commit-graph-chain").is_file()
 
 
 def _ranges(lines: list[int]) -> Iterator[tuple[int, int]]:

@@ -92,3 +92,22 @@ def test_a_missing_blob_leaves_out_its_path_not_the_build(messy: dict[str, str],
     assert found[messy["feature"]]["kind"] == "bug"
     # The commit whose blob is missing was still weighed as a clean candidate, without its data file.
     assert found[messy["big"]]["kind"] == "clean"
+
+
+def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replaced(messy: dict[str, str],
+                                                                                    tmp_path: Path) -> None:
+    from miner.git import Repo
+    out = tmp_path / "out"
+    build([Path(messy["path"])], out, load_config(), progress=False)
+    kept = list(out.glob("cache/*/commit-graphs/commit-graph-chain"))
+    assert kept
+    build([Path(messy["path"])], out, load_config(), progress=False, force=True)  # extends what was kept
+    assert list(out.glob("cache/*/commit-graphs/commit-graph-chain"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "commit-graph-chain").write_text("0" * 40 + "\n")
+    repo = Repo(messy["path"])
+    overlay = repo.write_overlay(tmp_path / "overlay", broken)
+    assert overlay is not None
+    hit, = Repo(messy["path"], overlay=overlay).blame(messy["fix"] + "^", "calc.py", [2])
+    assert hit.sha == messy["feature"]
