@@ -13,6 +13,7 @@ mines what is new, and an interrupted build resumes.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import shutil
 import statistics
@@ -395,7 +396,7 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
     keys: dict[str, list[str]] = {}
     proposed: dict[str, tuple[str, str]] = {}
     for n, m in enumerate(mined):
-        patch_ids = m.repo.commit_patch_ids([j.head for j in m.jobs])
+        patch_ids = _patch_ids(m, cache)
         for job in m.jobs:
             fid = fixture_id(m.report.identity, job.head, config.split.salt)
             ids[(n, job.head)] = fid
@@ -443,6 +444,16 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
             m.report.dropped["write"]["fixture_missing_object"] += lost
     written = {fid: split for fid, split in splits.items() if fid in repos}
     return entries, updated(ledger, written, repos, family)
+
+
+def _patch_ids(m: _Mined, cache: Cache) -> dict[str, str]:
+    """Patch-ids of the fixtures' commits (for families); a commit's never changes, so the cache
+    keeps them, keyed by the paths left out of the history read (they change the patch)."""
+    key = hashlib.sha1("\0".join(m.repo.exclude).encode()).hexdigest()[:16]
+    known = cache.patch_ids(m.report.identity, key)
+    ids = {**known, **m.repo.commit_patch_ids([j.head for j in m.jobs if j.head not in known])}
+    cache.save_patch_ids(m.report.identity, key, ids)
+    return ids
 
 
 def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) -> dict[str, Any]:

@@ -112,7 +112,25 @@ class Cache:
                 return graphs
         return None
 
+    def patch_ids(self, identity: str, key: str) -> dict[str, str]:
+        """Commit -> ``git patch-id`` from an earlier build that read the same paths (``key``)."""
+        for source in self.sources:
+            file = source / identity / "patch_ids.json"
+            if file.is_file():
+                try:
+                    data = json.loads(file.read_text(encoding="utf-8"))
+                    return {str(k): str(v) for k, v in data["ids"].items()} if data.get("key") == key else {}
+                except (OSError, ValueError, KeyError, AttributeError):
+                    return {}
+        return {}
+
     # -- writing ------------------------------------------------------------------
+
+    def save_patch_ids(self, identity: str, key: str, ids: dict[str, str]) -> None:
+        folder = self.dir / identity
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "patch_ids.json").write_text(json.dumps({"key": key, "ids": dict(sorted(ids.items()))}) + "\n",
+                                               encoding="utf-8")
 
     def keep_commit_graphs(self, identity: str, graphs: Path) -> None:
         if (graphs / "commit-graph-chain").is_file():

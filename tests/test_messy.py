@@ -101,6 +101,7 @@ def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replace
     build([Path(messy["path"])], out, load_config(), progress=False)
     kept = list(out.glob("cache/*/commit-graphs/commit-graph-chain"))
     assert kept
+    assert list(out.glob("cache/*/patch_ids.json"))  # patch-ids too: a commit's never changes
     build([Path(messy["path"])], out, load_config(), progress=False, force=True)  # extends what was kept
     assert list(out.glob("cache/*/commit-graphs/commit-graph-chain"))
     broken = tmp_path / "broken"
