@@ -3,11 +3,12 @@
 For every fix, the code lines it removed or changed are blamed at its first parent, skipping
 blank and comment-only lines (a real lexer decides), tests, docs, vendored and generated
 files. Commits that only changed whitespace are looked through (``--ignore-rev``), so a
-reformat never takes the blame. A fix that only adds lines points at the first code line
-after each insertion: a weaker, heuristic link.
+reformat never takes the blame; a revert of a revert is looked through to the change it
+re-applied. A fix that only adds lines points at the first code line after each insertion: a
+weaker, heuristic link.
 
-``trace`` talks to git through the small ``History`` protocol; ``decide`` is pure and turns
-what blame found into a ``Label`` with its evidence and tier.
+``trace`` and ``decide`` talk to git only through the small ``History`` protocol; ``decide``
+turns what blame found into a ``Label`` with its evidence and tier.
 """
 
 from __future__ import annotations
