@@ -113,6 +113,24 @@ def test_a_build_with_anchors_writes_the_same_bytes(samples: dict[str, Sample], 
     assert _without_anchors(tree(tmp_path / "anchored")) == tree(tmp_path / "plain")
 
 
+def test_anchors_reach_the_workers_of_every_engine(samples: dict[str, Sample], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anchors are chosen and written by the parent; a process pool and a Dask cluster read them."""
+    distributed = pytest.importorskip("distributed")
+    repos = [s.path for s in samples.values()]
+    monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))
+    monkeypatch.setattr(anchors, "EVERY", 2)
+    build(repos, tmp_path / "inline", load_config(), progress=False)
+    build(repos, tmp_path / "pool", load_config(), progress=False, jobs=2)
+    with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
+        build(repos, tmp_path / "dask", load_config(), progress=False, jobs=2, executor="dask",
+              address=cluster.scheduler_address)
+    expected = tree(tmp_path / "inline")
+    assert any(name.endswith("anchors.jsonl") for name in expected)
+    assert tree(tmp_path / "pool") == expected
+    assert tree(tmp_path / "dask") == expected
+
+
 def _without_anchors(files: dict[str, bytes]) -> dict[str, bytes]:
     return {name: data for name, data in files.items() if not name.endswith("anchors.jsonl")}
 
