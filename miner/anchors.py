@@ -87,7 +87,8 @@ def blame_via(repo: Repo, anchor: Anchor | None, rev: str, path: str, lines: Ite
         if hit.sha not in boundary:
             found.append(hit)
             continue
-        known = anchor.hit(hit.orig_line, hit.final_line) if hit.sha == anchor.commit and hit.orig_path == path else None
+        at_anchor = hit.sha == anchor.commit and hit.orig_path == path
+        known = anchor.hit(hit.orig_line, hit.final_line) if at_anchor else None
         if known is None:
             again.append(hit.final_line)
         else:

@@ -144,8 +144,9 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
         identities = [repo.root_commits(head)[0] for repo, head in zip(repos, heads)]
         repos = [_with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
                  for n, (repo, identity) in enumerate(zip(repos, identities))]
-        mined = [_mine(repo, name, head, config, pool, jobs, cache, window, progress, log, scratch / str(n))
-                 for n, (repo, name, head) in enumerate(zip(repos, names, heads))]
+        each = enumerate(zip(repos, names, heads, identities))
+        mined = [_mine(repo, name, head, identity, config, pool, jobs, cache, window, progress, log, scratch / str(n))
+                 for n, (repo, name, head, identity) in each]
         entries, ledger = _write_fixtures(mined, config, pool, jobs, cache, staging, ledger, previous, progress)
         cache.sort_labels()
         for repo, identity in zip(repos, identities):
@@ -306,9 +307,8 @@ def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], 
     return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}
 
 
-def _mine(repo: Repo, name: str, head: str, config: Config, pool: Executor, jobs: int, cache: Cache,
-          window: Window, progress: bool, log: Callable[[str], None], scratch: Path) -> _Mined:
-    identity = repo.root_commits(head)[0]
+def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool: Executor, jobs: int,
+          cache: Cache, window: Window, progress: bool, log: Callable[[str], None], scratch: Path) -> _Mined:
     head_date = repo.committer_date(head)
     report = RepoReport(name=name, identity=identity, head=head, head_date=iso(head_date),
                         split=repository_split(name, identity, config.split), shallow=repo.shallow)

@@ -92,56 +92,52 @@ class Cache:
                     continue
         return found
 
+    def _newest(self, identity: str, name: str) -> Path | None:
+        """``name`` in the repository's folder of the newest source that has it."""
+        return next((f for s in self.sources if (f := s / identity / name).exists()), None)
+
     def tip_anchors(self, identity: str) -> dict[str, Anchor]:
         """The newest blame anchor of each much-fixed path, as the last build left them: history
         does not change, so a rebuild blames its new fixes from there (see miner.anchors)."""
-        for source in self.sources:
-            file = source / identity / "anchors.jsonl"
-            if file.is_file():
-                try:
-                    return {e["path"]: Anchor.from_json(e) for e in _lines(file)}
-                except (KeyError, TypeError, ValueError, OverflowError):
-                    return {}
-        return {}
+        file = self._newest(identity, "anchors.jsonl")
+        try:
+            return {e["path"]: Anchor.from_json(e) for e in _lines(file)} if file else {}
+        except (KeyError, TypeError, ValueError, OverflowError):
+            return {}
 
     def commit_graphs(self, identity: str) -> Path | None:
         """The commit-graph chain an earlier build kept, for the overlay to extend (see Repo.write_overlay)."""
-        for source in self.sources:
-            graphs = source / identity / "commit-graphs"
-            if (graphs / "commit-graph-chain").is_file():
-                return graphs
-        return None
+        chain = self._newest(identity, "commit-graphs/commit-graph-chain")
+        return chain.parent if chain else None
 
     def patch_ids(self, identity: str, key: str) -> dict[str, str]:
         """Commit -> ``git patch-id`` from an earlier build that read the same paths (``key``)."""
-        for source in self.sources:
-            file = source / identity / "patch_ids.json"
-            if file.is_file():
-                try:
-                    data = json.loads(file.read_text(encoding="utf-8"))
-                    return {str(k): str(v) for k, v in data["ids"].items()} if data.get("key") == key else {}
-                except (OSError, ValueError, KeyError, AttributeError):
-                    return {}
-        return {}
+        file = self._newest(identity, "patch_ids.json")
+        try:
+            data = json.loads(file.read_text(encoding="utf-8")) if file else {}
+            return {str(k): str(v) for k, v in data["ids"].items()} if data.get("key") == key else {}
+        except (OSError, ValueError, KeyError, AttributeError):
+            return {}
 
     # -- writing ------------------------------------------------------------------
 
-    def save_patch_ids(self, identity: str, key: str, ids: dict[str, str]) -> None:
+    def _folder(self, identity: str) -> Path:
         folder = self.dir / identity
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "patch_ids.json").write_text(json.dumps({"key": key, "ids": dict(sorted(ids.items()))}) + "\n",
-                                               encoding="utf-8")
+        return folder
+
+    def save_patch_ids(self, identity: str, key: str, ids: dict[str, str]) -> None:
+        text = json.dumps({"key": key, "ids": dict(sorted(ids.items()))}) + "\n"
+        (self._folder(identity) / "patch_ids.json").write_text(text, encoding="utf-8")
 
     def keep_commit_graphs(self, identity: str, graphs: Path) -> None:
         if (graphs / "commit-graph-chain").is_file():
-            target = self.dir / identity / "commit-graphs"
+            target = self._folder(identity) / "commit-graphs"
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(graphs, target)
 
     def save_tip_anchors(self, identity: str, tips: dict[str, Anchor]) -> None:
-        folder = self.dir / identity
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / "anchors.jsonl", "w", encoding="utf-8") as handle:
+        with open(self._folder(identity) / "anchors.jsonl", "w", encoding="utf-8") as handle:
             for path in sorted(tips):
                 handle.write(json.dumps({"path": path, **tips[path].to_json()}) + "\n")
 
@@ -164,8 +160,7 @@ class Cache:
             os.fsync(handle.fileno())
 
     def save_commits(self, identity: str, metas: Iterable[CommitMeta], heads: list[str]) -> None:
-        folder = self.dir / identity
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self._folder(identity)
         with open(folder / "commits.jsonl", "w", encoding="utf-8") as handle:
             for meta in metas:
                 handle.write(meta.model_dump_json() + "\n")

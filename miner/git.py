@@ -132,13 +132,14 @@ class Repo:
         """
         objects = where / "objects"
         graphs = objects / "info" / "commit-graphs"
-        for attempt in (seed, None):
+        for attempt in ([seed] if seed is not None else []) + [None]:
             shutil.rmtree(objects, ignore_errors=True)
             (objects / "info").mkdir(parents=True)
             if attempt is not None:
-                if not (attempt / "commit-graph-chain").is_file():
-                    continue
-                shutil.copytree(attempt, graphs)
+                try:
+                    shutil.copytree(attempt, graphs)
+                except OSError:
+                    continue  # an unreadable chain: write a fresh graph
             env = {**_env(), "GIT_OBJECT_DIRECTORY": str(objects),
                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
             proc = subprocess.run(self._git("commit-graph", "write", "--reachable", "--changed-paths", "--split"),
@@ -372,16 +373,7 @@ class Repo:
 
     def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
         """Blame the given lines of ``path`` as of ``rev``."""
-        wanted = sorted(set(lines))
-        if not wanted:
-            return []
-        args = ["blame", "--porcelain"]
-        for sha in sorted(set(ignore)):
-            args += ["--ignore-rev", sha]
-        for start, end in _ranges(wanted):
-            args += ["-L", f"{start},{end}"]
-        args += [rev, "--", path]
-        return _parse_blame(self.run(*args))
+        return self._blame(rev, path, lines, ignore)[0]
 
     def blame_from(self, base: str | None, rev: str, path: str,
                    lines: Iterable[int] | None) -> tuple[list[BlameHit], set[str]]:
@@ -392,7 +384,13 @@ class Repo:
         reached through a side branch), with their line number there; the second value holds the
         boundary commits. Everything newer is blamed exactly as a full blame would.
         """
+        return self._blame(f"{base}..{rev}" if base else rev, path, lines)
+
+    def _blame(self, spec: str, path: str, lines: Iterable[int] | None,
+               ignore: Iterable[str] = ()) -> tuple[list[BlameHit], set[str]]:
         args = ["blame", "--porcelain"]
+        for sha in sorted(set(ignore)):
+            args += ["--ignore-rev", sha]
         if lines is not None:
             wanted = sorted(set(lines))
             if not wanted:
@@ -400,7 +398,6 @@ class Repo:
             for start, end in _ranges(wanted):
                 args += ["-L", f"{start},{end}"]
         boundary: set[str] = set()
-        spec = f"{base}..{rev}" if base else rev
         return _parse_blame(self.run(*args, spec, "--", path), boundary), boundary
 
     def first_parent_touching(self, head: str, path: str) -> list[str]:
