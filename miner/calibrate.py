@@ -125,6 +125,72 @@ def score(truths: Mapping[str, Truth], labels: Iterable[Label], tiers: Iterable[
                  labels=made, correct=correct, labelled_fixes=len(labelled))
 
 
+PRECISION_BAR = 0.90  # the precision the default output is held to
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """How far any gate on today's answers could go: the bounds behind the tiers' figures.
+
+    A better confidence rule can only choose among the answers the labeller gives. Knowing
+    exactly which of them are right, it could keep every right one and, at ``PRECISION_BAR``,
+    one wrong one for every nine right; that yield, and the F1 of keeping only right answers,
+    are upper bounds for any tier rule. ``in_reach`` counts the fixes where blame reached a
+    named commit at all, right answer or not: the bound for any rule that picks among blame's
+    candidates.
+    """
+
+    fixes: int
+    pairs: int
+    in_reach: int          # fixes where a named commit is among blame's candidates
+    answered_right: int    # fixes with a label (any tier) naming a commit the trailer named
+    answered_wrong: int    # fixes labelled, none of whose labels is right
+    right_pairs: int       # (fix, named commit) pairs some label names
+
+    def yield_at(self, precision: float) -> float | None:
+        wrong_allowed = min(self.answered_wrong, math.floor(self.answered_right * (1 - precision) / precision + 1e-9))
+        return _ratio(self.answered_right + wrong_allowed, self.fixes)
+
+    @property
+    def f1_gated(self) -> float | None:
+        recall = _ratio(self.right_pairs, self.pairs)
+        return None if recall is None else 2 * recall / (1 + recall)
+
+    def to_json(self) -> dict[str, Any]:
+        def share(n: int) -> float | None:
+            x = _ratio(n, self.fixes)
+            return None if x is None else round(x, 4)
+
+        def rnd(x: float | None) -> float | None:
+            return None if x is None else round(x, 4)
+
+        return {"in_reach": share(self.in_reach), "answered_right": share(self.answered_right),
+                "precision_bar": PRECISION_BAR, "yield_at_bar": rnd(self.yield_at(PRECISION_BAR)),
+                "f1_gated": rnd(self.f1_gated)}
+
+
+def ceiling(truths: Mapping[str, Truth], labels: Iterable[Label]) -> Ceiling:
+    """The bounds of ``Ceiling`` for these labels (every tier) against the in-scope truth."""
+    reach: set[str] = set()
+    right: set[str] = set()
+    labelled: set[str] = set()
+    right_pairs: set[tuple[str, str]] = set()
+    for lab in labels:
+        truth = truths.get(lab.fix)
+        if truth is None:
+            continue
+        if set(lab.blamed) & set(truth.named):
+            reach.add(lab.fix)
+        if lab.intro is None:
+            continue
+        labelled.add(lab.fix)
+        if lab.intro in truth.named:
+            right.add(lab.fix)
+            right_pairs.add((lab.fix, lab.intro))
+    return Ceiling(fixes=len(truths), pairs=sum(len(t.named) for t in truths.values()), in_reach=len(reach),
+                   answered_right=len(right), answered_wrong=len(labelled - right), right_pairs=len(right_pairs))
+
+
 @dataclass
 class Calibration:
     repository: str
@@ -150,6 +216,9 @@ class Calibration:
         """The cumulative tier set (strongest first) with the highest F1."""
         return max((self.upto(t) for t in TIERS), key=lambda s: (s.f1 or 0.0, -len(s.tiers)))
 
+    def ceiling(self) -> Ceiling:
+        return ceiling(self.truths, self.labels)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "repository": self.repository, "head": self.head, "min_tier": self.min_tier,
@@ -160,6 +229,7 @@ class Calibration:
             "tiers": {t: self.tier(t).to_json() for t in TIERS},
             "cumulative": {t: self.upto(t).to_json() for t in TIERS},
             "best": self.best().to_json(),
+            "ceiling": self.ceiling().to_json(),
             "dropped": dict(sorted(self.dropped.items())),
         }
 
@@ -245,6 +315,12 @@ def table(cal: Calibration) -> str:
     lines.append(row(f"default (up to {cal.min_tier})", cal.default))
     best = cal.best()
     lines.append(row(f"best F1 (up to {best.tiers[-1]})", best))
+    c = cal.ceiling()
+    lines.append(f"ceiling: blame reached a named commit for {c.in_reach} of {c.fixes} fixes "
+                 f"({_fmt(_ratio(c.in_reach, c.fixes))}); some tier's answer is right for {c.answered_right} "
+                 f"({_fmt(_ratio(c.answered_right, c.fixes))})")
+    lines.append(f"  a gate that knew which answers are right: yield {_fmt(c.yield_at(PRECISION_BAR))} at precision "
+                 f"{PRECISION_BAR:.2f}, F1 {_fmt(c.f1_gated)}")
     if cal.out_of_scope:
         lines.append("out of scope: " + ", ".join(f"{k}={v}" for k, v in sorted(cal.out_of_scope.items())))
     if cal.dropped:

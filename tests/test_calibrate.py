@@ -139,6 +139,18 @@ def test_exact_figures_per_tier_default_and_best(result: Calibration) -> None:
     assert report["best"]["tiers"] == ["explicit", "blame", "plurality"]
 
 
+def test_ceiling_bounds_what_any_gate_on_these_answers_could_reach(result: Calibration) -> None:
+    # blame reached a named commit for fix_parse, fix_mixed and fix_tie (c_a is among its candidates),
+    # not for fix_total (the line was rewritten by c_wrap); answers are right for fix_parse and fix_mixed.
+    # Two right answers allow no wrong one at precision .9: yield 2 of 4. Keeping only the right ones
+    # gives precision 1, recall 2 of 4 pairs.
+    c = result.ceiling()
+    assert (c.in_reach, c.answered_right, c.answered_wrong, c.right_pairs) == (3, 2, 2, 2)
+    assert result.to_json()["ceiling"] == {"in_reach": 0.75, "answered_right": 0.5, "precision_bar": 0.9,
+                                           "yield_at_bar": 0.5, "f1_gated": 0.6667}
+    assert c.yield_at(0.5) == 1.0  # at precision .5, each right answer allows one wrong one
+
+
 def test_too_few_trailers_is_a_clear_error(trailers: tuple[Path, dict[str, str]]) -> None:
     with pytest.raises(TooFewTrailersError, match="4 in-scope trailer fixes"):
         calibrate(Repo(trailers[0]), "trailers", load_config())
@@ -156,3 +168,4 @@ def test_cli_json_and_table(trailers: tuple[Path, dict[str, str]]) -> None:
     run = CliRunner().invoke(main, ["calibrate", str(trailers[0]), "--min-fixes", "4", "-q"])
     assert run.exit_code == 0
     assert "default (up to blame)" in run.stdout and "0.500" in run.stdout
+    assert "blame reached a named commit for 3 of 4 fixes" in run.stdout
