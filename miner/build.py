@@ -37,11 +37,11 @@ from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
                           fixture_task, in_order, label_task, make_executor)
 from miner.errors import MinerError, MissingObjectError
-from miner.fixture import fixture_id
+from miner.fixture import fixture_id, make_answer
 from miner.git import Repo
 from miner.ledger import LEDGER, Ledger, assign, families, updated
 from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Visible, iso
-from miner.split import freshness, repository_split
+from miner.split import repository_split
 from miner.walk import find_fixes
 from miner.write import MANIFEST, Staging, check_destination, dumps
 
@@ -473,11 +473,11 @@ def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) ->
 
 def _answer(m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blanked: list[Any], meta: CommitMeta,
             config: Config) -> Answer:
-    return Answer(id=fid, kind=job.kind, repository=m.report.name, split=split,  # type: ignore[arg-type]
-                  base=meta.parents[0] if meta.parents else None, head=job.head, head_date=iso(meta.committed),
-                  author_date=iso(meta.authored), defects=job.defects, observed_days=job.observed_days,
-                  fresh=freshness(meta.committed, config.split), description_mode=config.strip.description,
-                  blanked=tuple(blanked), family=family, **_clean_fields(m, job.head, job.observed_days, config))
+    return make_answer(fid=fid, kind=job.kind, repository=m.report.name, split=split,
+                       base=meta.parents[0] if meta.parents else None, head=job.head, committed=meta.committed,
+                       authored=meta.authored, defects=job.defects, observed_days=job.observed_days,
+                       blanked=blanked, config=config, family=family,
+                       **_clean_fields(m, job.head, job.observed_days, config))
 
 
 def _entry(staging: Staging, answer: Answer, visible: Visible | str, family: str) -> dict[str, Any]:

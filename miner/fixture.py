@@ -11,6 +11,8 @@ import base64
 import datetime as dt
 import hashlib
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from miner.config import Config
 from miner.errors import MissingObjectError
@@ -163,8 +165,18 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
         title, description = raw_message(message, config.strip.description)
     visible = Visible(id=fid, title=title, description=description,
                       diff=_visible_diff(patch, blanked_text, omitted), files=tuple(files))
-    answer = Answer(id=fid, kind=kind, repository=repository, split=split, base=base, head=head,  # type: ignore[arg-type]
-                    head_date=iso(committed), author_date=iso(authored), defects=defects,
-                    observed_days=observed_days, fresh=freshness(committed, config.split),
-                    description_mode=config.strip.description, blanked=tuple(blanked))
+    answer = make_answer(fid=fid, kind=kind, repository=repository, split=split, base=base, head=head,
+                         committed=committed, authored=authored, defects=defects, observed_days=observed_days,
+                         blanked=blanked, config=config)
     return Fixture(visible=visible, answer=answer)
+
+
+def make_answer(*, fid: str, kind: str, repository: str, split: str, base: str | None, head: str,
+                committed: dt.datetime, authored: dt.datetime, defects: tuple[Defect, ...] | None,
+                observed_days: int | None, blanked: Iterable[Blanked], config: Config, **extra: Any) -> Answer:
+    """A fixture's answer part: what it is, where it came from, where its defects are and what was
+    blanked. ``extra`` holds what only the whole build knows (family, how clean a clean one is)."""
+    return Answer(id=fid, kind=kind, repository=repository, split=split, base=base, head=head,  # type: ignore[arg-type]
+                  head_date=iso(committed), author_date=iso(authored), defects=defects, observed_days=observed_days,
+                  fresh=freshness(committed, config.split), description_mode=config.strip.description,
+                  blanked=tuple(blanked), **extra)

@@ -16,7 +16,6 @@ docstring line is not code in Python. Three lexers, fastest first:
 from __future__ import annotations
 
 import bisect
-import io
 import re
 from dataclasses import dataclass
 from functools import lru_cache
