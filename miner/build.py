@@ -369,12 +369,14 @@ def _survival(repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, Co
 
 
 def _sizes(metas: list[CommitMeta | None]) -> dict[str, float | int]:
-    """Median changed lines and files, to compare the clean sample with the bug fixtures."""
+    """Median changed lines and files, to compare the clean sample with the bug fixtures. Medians
+    are always floats (``statistics.median`` gives an int for an odd count of ints), so the
+    manifest's types do not depend on how many fixtures there are."""
     present = [m for m in metas if m is not None]
     if not present:
         return {"count": 0}
-    return {"count": len(present), "median_lines": statistics.median(m.changed_lines for m in present),
-            "median_files": statistics.median(len(m.files) for m in present)}
+    return {"count": len(present), "median_lines": float(statistics.median(m.changed_lines for m in present)),
+            "median_files": float(statistics.median(len(m.files) for m in present))}
 
 
 def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) -> tuple[str, list[Any]] | None:

@@ -224,6 +224,8 @@ def test_clean_answers_record_how_clean_they_are(samples: dict[str, Sample], ful
         manifest = json.loads((full_build[name] / "manifest.json").read_text())
         sizes = manifest["repositories"][0]["sizes"]
         assert sizes["clean"]["count"] == len(cleans)
+        for kind in ("bug", "clean"):  # floats whatever the count, so a consumer sees one type
+            assert isinstance(sizes[kind]["median_lines"], float) and isinstance(sizes[kind]["median_files"], float)
 
 
 def test_young_commits_are_clean_only_when_the_window_is_lowered(samples: dict[str, Sample], tmp_path: Path) -> None:
