@@ -506,6 +506,10 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
                          f"clean {c['median_lines']}/{c['median_files']}")
         if r.reused_labels:
             lines.append(f"  {r.name}: {r.reused_labels} fixes' labels reused from the cache")
+    for r in result.reports:
+        if r.shallow:
+            lines.append(f"note: {r.name} is a shallow clone: blame stops at its oldest commits and drops what it "
+                         "finds there (initial_import); run `git fetch --unshallow` in it to mine the whole history")
     if result.young_clean_left_out and config is not None:
         lines.append(f"note: {result.young_clean_left_out} clean candidates were observed for less than "
                      f"{config.clean.wait_days} days and were left out; set clean.admit_young: true to keep them "

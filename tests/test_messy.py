@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from miner.build import build
+from miner.build import build, summary_table
 from miner.config import load_config
 
 
@@ -75,9 +75,11 @@ def test_messy_history_mines_cleanly(messy: dict[str, str], tmp_path: Path) -> N
 def test_shallow_clone(messy: dict[str, str], tmp_path: Path) -> None:
     shallow = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{messy['path']}", str(shallow)], check=True)
-    build([shallow], tmp_path / "out", load_config(), progress=False)
+    result = build([shallow], tmp_path / "out", load_config(), progress=False)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["repositories"][0]["shallow"] is True
+    assert "note: shallow is a shallow clone" in summary_table(result)
+    assert "shallow clone" not in summary_table(build([Path(messy["path"])], tmp_path / "full", load_config(), progress=False))
 
 
 def test_a_missing_blob_leaves_out_its_path_not_the_build(messy: dict[str, str], tmp_path: Path) -> None:
