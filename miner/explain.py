@@ -28,7 +28,18 @@ def find_entry(out: Path, fixture_id: str) -> dict[str, Any]:
     raise OutputDirError(f"no fixture {fixture_id!r} in {out}; list them with `jq '.fixtures[].id' {out / MANIFEST}`")
 
 
+def _ranges(defects: list[dict[str, Any]]) -> str:
+    """``a.py 3-5, 9; b.py 12``: the lines of some defects, per path in first-seen order."""
+    by_path: dict[str, list[str]] = {}
+    for d in defects:
+        start, end = d["line_start"], d["line_end"]
+        by_path.setdefault(d["path"], []).append(str(start) if start == end else f"{start}-{end}")
+    return "; ".join(f"{path} {', '.join(spans)}" for path, spans in by_path.items())
+
+
 def explain(out: Path, fixture_id: str) -> str:
+    """The fixture's provenance, then per fix that labelled it: the lines, the link, the tier and
+    the blame evidence behind them; the edits made to its visible part; its freshness per cutoff."""
     entry = find_entry(out, fixture_id)
     answer = json.loads((out / entry["answer"]).read_text(encoding="utf-8"))
     visible = json.loads((out / entry["visible"]).read_text(encoding="utf-8"))
@@ -40,11 +51,15 @@ def explain(out: Path, fixture_id: str) -> str:
     ]
     if answer["kind"] == "clean":
         lines.append(f"clean: observed for {answer['observed_days']} days with no fix blaming or naming it")
-    for n, defect in enumerate(answer["defects"] or [], 1):
-        ev = defect["evidence"]
+    by_fix: dict[str, list[dict[str, Any]]] = {}
+    for defect in answer["defects"] or []:  # one label's defects share its fix and its evidence
+        by_fix.setdefault(defect["fix"], []).append(defect)
+    for n, (fix, defects) in enumerate(by_fix.items(), 1):
+        first = defects[0]
+        ev = first["evidence"]
         lines += [
-            f"defect {n}: {defect['path']} lines {defect['line_start']}-{defect['line_end']}",
-            f"  fixed by {defect['fix']} on {defect['fix_date']}: {defect['summary']!r}",
+            f"fix {n}: {fix} on {first['fix_date']}: {first['summary']!r}",
+            f"  defect lines: {_ranges(defects)}",
             f"  link {ev['link']}, tier {ev['tier']}: {ev['lines_agreeing']} of {ev['lines_blamed']} "
             "blamed code lines of the fix landed on this change",
         ]
@@ -53,7 +68,8 @@ def explain(out: Path, fixture_id: str) -> str:
             here = " <- this change" if cand["sha"] == answer["head"] else ""
             lines.append(f"    candidate {cand['sha'][:12]}: {cand['lines']} line(s){why}{here}")
         if ev["looked_through"]:
-            lines.append("  looked through whitespace-only commits: " + ", ".join(s[:12] for s in ev["looked_through"]))
+            lines.append("  looked through (whitespace-only commits, re-lands of a reverted change): "
+                         + ", ".join(s[:12] for s in ev["looked_through"]))
         if ev.get("reasons"):
             lines.append(f"  tier because: {', '.join(ev['reasons'])}"
                          + (f"; {ev['age_days']} days before the fix" if ev.get("age_days") is not None else ""))
