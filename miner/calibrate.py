@@ -170,7 +170,9 @@ class Ceiling:
 
 
 def ceiling(truths: Mapping[str, Truth], labels: Iterable[Label]) -> Ceiling:
-    """The bounds of ``Ceiling`` for these labels (every tier) against the in-scope truth."""
+    """The bounds of ``Ceiling`` for these labels (every tier) against the in-scope truth. The
+    labels must be made blind to the trailers, as ``calibrate`` makes them: otherwise a label's
+    ``blamed`` holds the commits its trailer named, and every fix would count as in reach."""
     reach: set[str] = set()
     right: set[str] = set()
     labelled: set[str] = set()
