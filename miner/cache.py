@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from miner.anchors import Anchor
 from miner.config import Config
 from miner.engine import LabelResult
-from miner.records import CommitMeta, Label
+from miner.records import CommitMeta, Defect, Evidence, Label
 
 CACHE = "cache"
 
@@ -39,6 +39,26 @@ def visible_key(config: Config) -> str:
     parts = {k: config.model_dump(mode="json")[k] for k in ("strip", "output", "paths")}
     parts["salt"] = config.split.salt
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _pack(label: Label) -> dict[str, Any]:
+    """A label as the cache keeps it: the evidence its defects share written once, not once per
+    defect (a fix whose lines fall in many ranges repeated it for each; numpy's labels took 59 MB)."""
+    data = label.model_dump(mode="json")
+    if label.defects and all(d.evidence == label.defects[0].evidence for d in label.defects):
+        data["evidence"] = data["defects"][0]["evidence"]
+        for defect in data["defects"]:
+            del defect["evidence"]
+    return data
+
+
+def _unpack(data: dict[str, Any]) -> Label:
+    """The label ``_pack`` wrote (or one written whole, as before it existed)."""
+    if "evidence" not in data:
+        return Label.model_validate(data)
+    evidence = Evidence.model_validate(data["evidence"])
+    defects = tuple(Defect.model_validate({**d, "evidence": evidence}) for d in data["defects"])
+    return Label.model_validate({k: v for k, v in data.items() if k != "evidence"} | {"defects": defects})
 
 
 def _lines(path: Path) -> Iterator[dict[str, Any]]:
@@ -86,9 +106,9 @@ class Cache:
                     continue
                 try:
                     found[entry["fix"]] = LabelResult(
-                        fix=entry["fix"], labels=tuple(Label.model_validate(x) for x in entry["labels"]),
+                        fix=entry["fix"], labels=tuple(_unpack(x) for x in entry["labels"]),
                         dropped=dict(entry["dropped"]))
-                except (KeyError, ValidationError):
+                except (KeyError, TypeError, ValidationError):
                     continue
         return found
 
@@ -151,7 +171,7 @@ class Cache:
     def add_labels(self, identity: str, key: str, results: Iterable[LabelResult]) -> None:
         path = self.dir / identity / "labels.jsonl"
         for r in results:
-            entry = {"fix": r.fix, "key": key, "labels": [lab.model_dump(mode="json") for lab in r.labels],
+            entry = {"fix": r.fix, "key": key, "labels": [_pack(lab) for lab in r.labels],
                      "dropped": dict(sorted(r.dropped.items()))}
             self._append(path, json.dumps(entry, sort_keys=True))
         handle = self._open.get(path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -161,6 +162,40 @@ def test_two_runs_are_byte_identical(samples: dict[str, Sample], tmp_path: Path,
     assert first == second
     for rel in first:
         assert (default_build / rel).read_bytes() == (again / rel).read_bytes(), rel
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_a_rebuild_from_the_cache_writes_the_same_bytes(samples: dict[str, Sample], tmp_path: Path,
+                                                        default_build: Path) -> None:
+    """Labels come back from the cache exactly as they were made: the evidence a label's defects
+    share is kept once, and a cache written whole (before that) still reads."""
+    repos = [s.path for s in samples.values()]
+    expected = _files(default_build)
+    out = tmp_path / "out"
+    shutil.copytree(default_build, out)
+    entries = [json.loads(line) for f in sorted(out.glob("cache/*/labels.jsonl")) for line in f.read_text().splitlines()]
+    several = [lab for e in entries for lab in e["labels"] if len(lab["defects"]) > 1]
+    assert several and all("evidence" in lab and not any("evidence" in d for d in lab["defects"]) for lab in several)
+    result = build(repos, out, load_config(), progress=False, force=True)
+    assert all(r.reused_labels == r.fixes > 0 for r in result.reports)
+    assert _files(out) == expected
+    # The same cache written the old way, each defect carrying the whole evidence:
+    for f in sorted(out.glob("cache/*/labels.jsonl")):
+        lines = []
+        for line in f.read_text().splitlines():
+            entry = json.loads(line)
+            for lab in entry["labels"]:
+                shared = lab.pop("evidence", None)
+                for d in lab["defects"]:
+                    d["evidence"] = d.get("evidence", shared)
+            lines.append(json.dumps(entry, sort_keys=True) + "\n")
+        f.write_text("".join(lines))
+    result = build(repos, out, load_config(), progress=False, force=True)
+    assert all(r.reused_labels == r.fixes for r in result.reports)
+    assert _files(out) == expected
 
 
 def test_fixture_ids_are_stable_and_opaque(samples: dict[str, Sample], default_build: Path,
