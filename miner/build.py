@@ -108,7 +108,11 @@ class BuildResult:
 
 
 def repository_name(path: Path) -> str:
-    name = path.resolve().name
+    """A repository's default name: its directory's, less ``.git`` (``repo/.git`` is ``repo``)."""
+    path = path.resolve()
+    if path.name == ".git":
+        path = path.parent
+    name = path.name
     return name[:-4] if name.endswith(".git") and len(name) > 4 else name
 
 

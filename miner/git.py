@@ -106,6 +106,12 @@ class Repo:
             self._repo = pygit2.Repository(str(path))
         except (pygit2.GitError, KeyError) as exc:
             raise NotARepositoryError(f"{path} is not a git repository; give a directory that `git log` works in") from exc
+        top = Path(self._repo.workdir or self._repo.path).resolve()
+        if path.resolve() not in (top, Path(self._repo.path).resolve()):
+            # libgit2 looks upwards from a subdirectory; mining the whole repository under the
+            # subdirectory's name would surprise whoever asked for the subdirectory.
+            raise NotARepositoryError(f"{path} is a directory inside the repository at {top}; miner mines whole "
+                                      f"repositories: give {top}")
         if self._repo.is_empty:
             raise EmptyRepositoryError(f"{path} has no commits yet; mine it once it has history")
         self.path = path

@@ -48,6 +48,20 @@ def test_not_a_repository(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_a_directory_inside_a_repository_is_not_mined_as_the_whole(sample: Path, tmp_path: Path) -> None:
+    inside = next(p for p in sorted(sample.iterdir()) if p.is_dir() and p.name != ".git")
+    code, _, err = run("build", str(inside), "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, "inside the repository at", str(sample.resolve()))
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_git_directory_of_a_repository_is_named_after_the_repository(sample: Path, tmp_path: Path) -> None:
+    code, _, err = run("build", str(sample / ".git"), "--out", str(tmp_path / "out"), "-q")
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [r["name"] for r in manifest["repositories"]] == [sample.name]
+
+
 def test_missing_path(tmp_path: Path) -> None:
     code, _, err = run("build", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out"))
     assert_one_line_error(code, err, "does not exist")
