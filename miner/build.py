@@ -112,7 +112,7 @@ def repository_name(path: Path) -> str:
     path = path.resolve()
     if path.name == ".git":
         path = path.parent
-    name = path.name
+    name = path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # a name that is not UTF-8
     return name[:-4] if name.endswith(".git") and len(name) > 4 else name
 
 
@@ -306,6 +306,9 @@ def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], 
             continue
         if meta.changed_lines > config.labels.max_intro_changed_lines:
             dropped["intro_too_large"] += 1
+            continue
+        if not meta.paths_are_utf8:
+            dropped["non_utf8_path"] += 1
             continue
         heads.setdefault(lab.intro, []).extend(lab.defects)
     return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from miner.anchors import Anchor
 from miner.config import Config
@@ -39,6 +40,16 @@ def visible_key(config: Config) -> str:
     parts = {k: config.model_dump(mode="json")[k] for k in ("strip", "output", "paths")}
     parts["salt"] = config.split.salt
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _json_line(meta: CommitMeta) -> str:
+    """A commit as one JSON line. A path that is not UTF-8 reaches miner as a string with
+    surrogate escapes (the way Python decodes file names); those are written as ``\\udcXX``
+    escapes, which read back to the same string and so to the same bytes."""
+    try:
+        return meta.model_dump_json()
+    except PydanticSerializationError:
+        return json.dumps(meta.model_dump(mode="json"), separators=(",", ":"))
 
 
 def _pack(label: Label) -> dict[str, Any]:
@@ -183,7 +194,7 @@ class Cache:
         folder = self._folder(identity)
         with open(folder / "commits.jsonl", "w", encoding="utf-8") as handle:
             for meta in metas:
-                handle.write(meta.model_dump_json() + "\n")
+                handle.write(_json_line(meta) + "\n")
         (folder / "heads.json").write_text(json.dumps(sorted(set(heads))) + "\n", encoding="utf-8")
 
     def close(self) -> None:

@@ -66,6 +66,8 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
         return "no_source_change"
     if meta.changed_lines > config.clean.max_changed_lines:
         return "too_large"
+    if not meta.paths_are_utf8:
+        return "non_utf8_path"
     if (mined_at - meta.committer_time) < config.clean.wait_days * 86400 and not config.clean.admit_young:
         return "too_young"
     if touches is not None and config.clean.fix_window_days and touches.soon_after(

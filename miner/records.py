@@ -50,6 +50,18 @@ class CommitMeta(Record):
         return dt.datetime.fromtimestamp(self.committer_time, tz=dt.timezone.utc)
 
     @property
+    def paths_are_utf8(self) -> bool:
+        """Whether every path the commit changed is UTF-8. One that is not reaches Python with
+        surrogate escapes; a fixture cannot show it in its UTF-8 JSON without changing it."""
+        try:
+            for f in self.files:
+                f.path.encode("utf-8")
+                (f.old_path or "").encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    @property
     def authored(self) -> dt.datetime:
         return dt.datetime.fromtimestamp(self.author_time, tz=dt.timezone.utc)
 

@@ -32,6 +32,7 @@ def test_each_rule() -> None:
     assert reason(meta("a"), blamed={"a"}) == "blamed_by_fix"
     assert reason(meta("a", paths=("docs/x.md", "tests/test_a.py"))) == "no_source_change"
     assert reason(meta("a", lines=801)) == "too_large"
+    assert reason(meta("a", paths=("src/a.py", "src/caf\udce9.py"))) == "non_utf8_path"  # b"caf\xe9.py"
     assert reason(meta("a", days_old=364)) == "too_young"
     shorter = CONFIG.with_overrides(clean={"wait_days": 30})
     assert why_not_clean(meta("a", days_old=364), shorter, NOW, set(), set()) is None

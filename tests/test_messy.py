@@ -114,3 +114,29 @@ def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replace
     assert overlay is not None
     hit, = Repo(messy["path"], overlay=overlay).blame(messy["fix"] + "^", "calc.py", [2])
     assert hit.sha == messy["feature"]
+
+
+def test_a_path_that_is_not_utf8_drops_its_fixture_not_the_build(tmp_path: Path) -> None:
+    """A file name in Latin-1 reaches Python with surrogate escapes. The commit cache keeps it
+    exactly; a fixture, whose JSON is UTF-8, would have to change it, so that one is dropped."""
+    repo = tmp_path / "latin"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    name = os.fsdecode(b"caf\xe9.py")
+    commit(repo, {"app.py": b"def f(x):\n    return x + 1\n"}, "Import", "2022-01-03T10:00:00Z")
+    intro = commit(repo, {name: b"def g(x):\n    return x * 2\n"}, "Add g", "2022-02-01T10:00:00Z")
+    good = commit(repo, {"h.py": b"def h(x):\n    return x - 2\n"}, "Add h", "2022-03-01T10:00:00Z")
+    commit(repo, {name: b"def g(x):\n    return x * 3\n"}, "Fix g doubling", "2023-06-01T10:00:00Z")
+    commit(repo, {"h.py": b"def h(x):\n    return x - 1\n"}, "Fix h taking two", "2023-06-02T10:00:00Z")
+    out = tmp_path / "out"
+    result = build([repo], out, load_config(), progress=False)
+    assert result.reports[0].dropped["bug"]["non_utf8_path"] == 1
+    assert set(answers(out)) == {good}  # h's defect is still a fixture; g's is not
+    assert intro not in answers(out)
+    cached = (next(out.glob("cache/*/commits.jsonl"))).read_text(encoding="utf-8")
+    assert "caf\\udce9.py" in cached
+    # The rebuild reads the path back from the cache as it was, and writes the same bytes.
+    before = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    result = build([repo], out, load_config(), progress=False, force=True)
+    assert result.reports[0].reused_labels == 2
+    assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
