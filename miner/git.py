@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,17 @@ def _env() -> dict[str, str]:
     env.pop("GIT_DIR", None)
     env.pop("GIT_WORK_TREE", None)
     return env
+
+
+def _commit_text(encoding: str | None) -> Callable[[bytes], str]:
+    """How to read a commit's message and names as ``git log`` shows them: from the encoding the
+    commit declares (``i18n.commitEncoding``), else UTF-8; bytes that do not fit become U+FFFD."""
+    def text(raw: bytes) -> str:
+        try:
+            return raw.decode(encoding or "utf-8")
+        except (LookupError, UnicodeDecodeError):
+            return raw.decode("utf-8", "replace")
+    return text
 
 
 def unquote(raw: bytes) -> str:
@@ -319,11 +330,11 @@ class Repo:
             files.append(FileStat(path=delta.new_file.path, old_path=delta.old_file.path if renamed else None,
                                   added=0 if binary else added, removed=0 if binary else removed, binary=binary))
         author = commit.author
+        text = _commit_text(commit.message_encoding)
         return CommitMeta(sha=str(commit.id), parents=tuple(str(p) for p in commit.parent_ids),
-                          author_name=author.raw_name.decode("utf-8", "replace"),
-                          author_email=author.raw_email.decode("utf-8", "replace"),
+                          author_name=text(author.raw_name), author_email=text(author.raw_email),
                           author_time=author.time, committer_time=commit.committer.time,
-                          message=commit.raw_message.decode("utf-8", "replace"), files=tuple(files))
+                          message=text(commit.raw_message), files=tuple(files))
 
     def commit_patch_ids(self, shas: Iterable[str]) -> dict[str, str]:
         """``git patch-id --stable`` of each commit: equal for cherry-picks and backports of one change."""

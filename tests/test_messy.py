@@ -140,3 +140,21 @@ def test_a_path_that_is_not_utf8_drops_its_fixture_not_the_build(tmp_path: Path)
     result = build([repo], out, load_config(), progress=False, force=True)
     assert result.reports[0].reused_labels == 2
     assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
+
+
+def test_a_message_in_latin1_is_read_in_the_encoding_its_commit_declares(tmp_path: Path) -> None:
+    repo = tmp_path / "latin1-message"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {"app.py": b"def f(x):\n    return x + 1\n"}, "Import", "2022-01-03T10:00:00Z")
+    (tmp_path / "message").write_bytes("Add h, résumé of things\n".encode("latin-1"))
+    (repo / "h.py").write_bytes(b"def h(x):\n    return x - 2\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "-F", str(tmp_path / "message"),
+        date="2022-03-01T10:00:00Z")
+    intro = git(repo, "rev-parse", "HEAD").strip()
+    commit(repo, {"h.py": b"def h(x):\n    return x - 1\n"}, "Fix h taking two", "2023-06-02T10:00:00Z")
+    out = tmp_path / "out"
+    build([repo], out, load_config(), progress=False)
+    fixture = answers(out)[intro]["id"]
+    assert json.loads((out / "visible" / f"{fixture}.json").read_text())["title"] == "Add h, résumé of things"
