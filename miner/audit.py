@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from miner.config import Config
 from miner.errors import MinerError, RepositoryMismatchError
 from miner.explain import load_output
-from miner.git import Repo, unquote
+from miner.git import Repo, header_path
 from miner.lexer import comment_spans
 from miner.records import Answer, Visible, VisibleFile, iso
 
@@ -262,9 +262,9 @@ def _parse_diff(diff: str) -> list[_Section]:
         if line == "(contents omitted)":
             current.omitted = True
         elif line.startswith("--- "):
-            current.old_path = None if line[4:] == "/dev/null" else unquote(line[4:].encode())[2:]
+            current.old_path = header_path(line[4:].encode("utf-8", "surrogateescape"))
         elif line.startswith("+++ "):
-            current.new_path = None if line[4:] == "/dev/null" else unquote(line[4:].encode())[2:]
+            current.new_path = header_path(line[4:].encode("utf-8", "surrogateescape"))
     return sections
 
 

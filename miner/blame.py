@@ -115,6 +115,9 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
     for diff in diffs:
         if diff.old_path is None or diff.binary:
             continue
+        if diff.link:
+            skipped["fix_lines_in_link"] += 1
+            continue
         kind = path_kind(diff.old_path, config.paths)
         if kind != "source":
             skipped[f"fix_lines_in_{kind}"] += 1

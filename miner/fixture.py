@@ -16,7 +16,7 @@ from typing import Any
 
 from miner.config import Config
 from miner.errors import MissingObjectError
-from miner.git import Repo
+from miner.git import Repo, header_path
 from miner.records import Answer, Blanked, Defect, Fixture, Visible, VisibleFile, iso
 from miner.split import freshness
 from miner.strip import blank_comments, raw_message, sanitize_message
@@ -52,12 +52,12 @@ def _visible_diff(patch: bytes, blanked_text: dict[str, dict[int, str]], omitted
     """git's diff, minus blob ids, with blanked added lines and without omitted files' hunks."""
     out: list[str] = []
     for section in _sections(patch):
-        text, _ = decode(section)
+        text, encoding = decode(section)
         lines = text.split("\n")
         new_path: str | None = None
         for line in lines:
             if line.startswith("+++ "):
-                new_path = None if line[4:] == "/dev/null" else line[6:]
+                new_path = header_path(line[4:].encode(encoding))
             elif line.startswith("rename to "):
                 new_path = line[len("rename to "):]
             elif line.startswith("diff --git ") and " b/" in line:
@@ -92,12 +92,12 @@ def _visible_diff(patch: bytes, blanked_text: dict[str, dict[int, str]], omitted
 def _added_lines(patch: bytes) -> dict[str, set[int]]:
     added: dict[str, set[int]] = {}
     for section in _sections(patch):
-        text, _ = decode(section)
+        text, encoding = decode(section)
         path: str | None = None
         new_no = 0
         for line in text.split("\n"):
             if line.startswith("+++ "):
-                path = None if line[4:] == "/dev/null" else line[6:]
+                path = header_path(line[4:].encode(encoding))
                 continue
             match = _HUNK.match(line)
             if match:

@@ -67,6 +67,18 @@ def _commit_text(encoding: str | None) -> Callable[[bytes], str]:
     return text
 
 
+_LINK_MODES = (b"120000", b"160000")  # symlink, submodule (gitlink)
+
+
+def header_path(raw: bytes) -> str | None:
+    """The path on a ``--- a/x`` or ``+++ b/x`` line, given what follows the marker; None for
+    /dev/null. git C-quotes a path with special bytes, and ends the line with a tab when the
+    path holds a space."""
+    if raw.endswith(b"\t"):
+        raw = raw[:-1]
+    return None if raw == b"/dev/null" else unquote(raw)[2:]
+
+
 def unquote(raw: bytes) -> str:
     """A path as git prints it (C-quoted when it holds special bytes) back to text."""
     if not (raw.startswith(b'"') and raw.endswith(b'"')):
@@ -733,19 +745,22 @@ def _parse_diff(lines: list[bytes]) -> list[FileDiff]:
             continue
         in_hunk = False
         if line.startswith(b"--- "):
-            state["old_path"] = None if line[4:] == b"/dev/null" else unquote(line[4:])[2:]
+            state["old_path"] = header_path(line[4:])
         elif line.startswith(b"+++ "):
-            state["new_path"] = None if line[4:] == b"/dev/null" else unquote(line[4:])[2:]
+            state["new_path"] = header_path(line[4:])
         elif line.startswith(b"rename from "):
             state["old_path"] = unquote(line[len(b"rename from "):])
         elif line.startswith(b"rename to "):
             state["new_path"] = unquote(line[len(b"rename to "):])
-        elif line.startswith(b"new file mode"):
+        elif line.startswith(b"Binary files"):
+            state["binary"] = True
+        if line.startswith(b"new file mode"):
             state["new_file"] = True
         elif line.startswith(b"deleted file mode"):
             state["deleted_file"] = True
-        elif line.startswith(b"Binary files"):
-            state["binary"] = True
+        if line.startswith((b"new file mode ", b"deleted file mode ", b"old mode ", b"new mode ", b"index ")) and \
+                line.rsplit(b" ", 1)[-1] in _LINK_MODES:
+            state["link"] = True
     flush()
     return files
 

@@ -72,6 +72,7 @@ class FileDiff(Record):
     old_path: str | None
     new_path: str | None
     binary: bool = False
+    link: bool = False  # a symlink or a submodule on either side: its "lines" are a target, not code
     new_file: bool = False
     deleted_file: bool = False
     removed: tuple[tuple[int, str], ...] = ()

@@ -158,3 +158,32 @@ def test_a_message_in_latin1_is_read_in_the_encoding_its_commit_declares(tmp_pat
     build([repo], out, load_config(), progress=False)
     fixture = answers(out)[intro]["id"]
     assert json.loads((out / "visible" / f"{fixture}.json").read_text())["title"] == "Add h, résumé of things"
+
+
+def test_odd_path_names_and_symlinks(tmp_path: Path) -> None:
+    """git quotes a path with special bytes and ends its ---/+++ line with a tab when it holds a
+    space; a symlink's 'line' is its target. The fix's lines are found in every such file, the
+    flagged comment is blanked in the visible part, and the symlink is never blamed."""
+    repo = tmp_path / "odd"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    spaced, quoted, newline = "dir with space/we\"ird\tname.py", "tab\tand\\back.py", "new\nline.py"
+    commit(repo, {"base.py": b"X = 1\n"}, "Import", "2022-01-03T10:00:00Z")
+    (repo / "link.py").symlink_to("base.py")
+    intro = commit(repo, {spaced: b"def a():\n    return 1  # FIXME: should this be 10?\n",
+                          quoted: b"def c():\n    return 3\n", newline: b"def b():\n    return 2\n"},
+                   "Add a, b and c", "2022-02-01T10:00:00Z")
+    (repo / "link.py").unlink()
+    (repo / "link.py").symlink_to("other.py")
+    commit(repo, {spaced: b"def a():\n    return 10\n", quoted: b"def c():\n    return 30\n",
+                  newline: b"def b():\n    return 20\n"}, "Fix the constants", "2023-06-01T10:00:00Z")
+    out = tmp_path / "out"
+    result = build([repo], out, load_config(), progress=False)
+    assert result.reports[0].dropped["blame"]["fix_lines_in_link"] == 1
+    answer = answers(out)[intro]
+    assert sorted((d["path"], d["line_start"]) for d in answer["defects"]) == [
+        (spaced, 2), (newline, 2), (quoted, 2)]
+    assert [(b["path"], b["line"]) for b in answer["blanked"]] == [(spaced, 2)]
+    visible = json.loads((out / "visible" / f"{answer['id']}.json").read_text())
+    after = next(f["after"] for f in visible["files"] if f["path"] == spaced)
+    assert "FIXME" not in after and "FIXME" not in visible["diff"]
