@@ -43,7 +43,7 @@ from miner.ledger import LEDGER, Ledger, assign, families, updated
 from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Visible, iso
 from miner.split import repository_split
 from miner.walk import find_fixes
-from miner.write import MANIFEST, Staging, check_destination, dumps
+from miner.write import MANIFEST, Staging, check_destination, check_outside, dumps
 
 
 @dataclass
@@ -133,6 +133,7 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
     """
     check_destination(out, force)
     repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
+    check_outside(out, "--out", ((r.top, r.git_dir) for r in repos))
     names = names or [repository_name(p) for p in paths]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:

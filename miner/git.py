@@ -138,6 +138,7 @@ class Repo:
         if self._repo.is_empty:
             raise EmptyRepositoryError(f"{path} has no commits yet; mine it once it has history")
         self.path = path
+        self.top = top  # the work tree's top, or the git directory of a bare repository
         self.git_dir = Path(self._repo.path)
         self.shallow = self._repo.is_shallow
         self._env = _env()

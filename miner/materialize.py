@@ -18,6 +18,7 @@ from miner.errors import MinerError, OutputDirError, RepositoryMismatchError, Ta
 from miner.explain import find_entry, load_output
 from miner.git import EMPTY_TREE, NewRepo, Repo
 from miner.records import Answer, Visible
+from miner.write import check_outside
 
 NEUTRAL = ("miner", "miner@invalid")
 _BLOB_MODES = {0o100644, 0o100755, 0o120000}
@@ -107,6 +108,7 @@ def materialize(out: Path, fixture_id: str, to: Path, repo_path: Path, *, squash
     check_target(to)
     manifest, visible, answer = load_fixture(out, fixture_id)
     repo = Repo(repo_path)
+    check_outside(to, "--to", [(repo.top, repo.git_dir)], suggest="review")
     check_identity(repo, manifest, answer)
     to = to.absolute()
     to.parent.mkdir(parents=True, exist_ok=True)

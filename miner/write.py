@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,18 @@ def check_destination(out: Path, force: bool) -> None:
         existing = existing.parent
     if not os.access(existing, os.W_OK):
         raise OutputDirError(f"cannot write to {existing}; choose an --out where you have write permission")
+
+
+def check_outside(out: Path, flag: str, repos: Iterable[tuple[Path, Path]], suggest: str = "fixtures") -> None:
+    """Refuse an output inside a repository miner reads: it never writes into one, not even its
+    work tree. ``repos`` holds each repository's top (work tree, or bare git directory) and its
+    git directory."""
+    where = out.resolve()
+    for top, git_dir in repos:
+        top = top.resolve()
+        if any(where == d or d in where.parents for d in (top, git_dir.resolve())):
+            raise OutputDirError(f"{flag} {out} is inside the repository at {top}, which miner reads and never "
+                                 f"writes into; give a {flag} outside it, e.g. {top.parent / f'{top.name}-{suggest}'}")
 
 
 class Staging:

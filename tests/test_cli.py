@@ -62,6 +62,16 @@ def test_the_git_directory_of_a_repository_is_named_after_the_repository(sample:
     assert [r["name"] for r in manifest["repositories"]] == [sample.name]
 
 
+def test_an_output_inside_the_mined_repository_is_refused(sample: Path, tmp_path: Path) -> None:
+    for out in (sample / "fixtures_out", sample / ".git" / "fixtures"):
+        code, _, err = run("build", str(sample), "--out", str(out))
+        assert_one_line_error(code, err, "inside the repository at", "never writes into", f"{sample.name}-fixtures")
+        assert not out.exists()
+    status = subprocess.run(["git", "-C", str(sample), "status", "--porcelain", "--ignored"],
+                            capture_output=True, text=True, check=True).stdout
+    assert status == ""
+
+
 def test_missing_path(tmp_path: Path) -> None:
     code, _, err = run("build", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out"))
     assert_one_line_error(code, err, "does not exist")

@@ -148,5 +148,9 @@ def test_bad_inputs(planted: Planted, tmp_path: Path) -> None:  # noqa: F811
                    check=True)
     code, _, err = run(*base, fid, "--to", str(tmp_path / "b"), "--repo", str(other))
     one_line_error(code, err, "--repo")
+    inside = planted.repo / "review"  # in the work tree of the repository it reads
+    code, _, err = run(*base, fid, "--to", str(inside), "--repo", str(planted.repo))
+    one_line_error(code, err, "inside the repository at", "never writes into", "-review")
+    assert not inside.exists() and not git(planted.repo, "status", "--porcelain", "--ignored")
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".miner")]
