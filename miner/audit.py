@@ -4,7 +4,8 @@ The checks re-derive everything from the output and, when given, the mined repos
 materialized fixture repositories; they share no code with the stages that wrote the output,
 so a bug there shows up here. Each check is named in every finding it makes:
 
-  sha           a visible text holds a prefix (7+ hex digits) of a commit of the source repository
+  sha           the title, description or an added line holds a prefix (7+ hex digits) of a commit of
+                the source repository (the rest of a file is the base as it was)
   sha-like      title or description holds a 7-40 character hex token with a digit and a letter
                 (a warning: without the repository it cannot be told from a hash or a colour)
   issue-ref     title or description holds ``#123``, ``GH-123``, ``PROJ-123`` or ``owner/repo#123``
@@ -157,17 +158,6 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(".")
 
 
-def _texts(visible: Visible) -> Iterator[tuple[str, str]]:
-    yield "title", visible.title
-    yield "description", visible.description
-    yield "diff", visible.diff
-    for vf in visible.files:
-        if vf.before:
-            yield f"{vf.path} (before)", vf.before
-        if vf.after:
-            yield f"{vf.path} (after)", vf.after
-
-
 def _is_commit_prefix(token: str, commits: list[str]) -> bool:
     i = bisect.bisect_left(commits, token)
     return i < len(commits) and commits[i].startswith(token)
@@ -194,8 +184,16 @@ def _message_leaks(fx: _Fixture, commits: list[str] | None) -> Iterator[Finding]
             yield Finding("fix-subject", fx.id, f"the fix's subject {subject!r} shows in the title or description")
 
 
-def _sha_leaks(fx: _Fixture, commits: list[str]) -> Iterator[Finding]:
-    for where, text in _texts(fx.visible):
+def _sha_leaks(fx: _Fixture, commits: list[str], added: dict[str, set[int]]) -> Iterator[Finding]:
+    """Commit prefixes in what the change's author wrote: its title, description and added lines.
+    The rest of a file is the base as it was, which a materialized fixture hands over whole (and
+    its files' links and addresses are not checked either)."""
+    texts = [("title", fx.visible.title), ("description", fx.visible.description)]
+    for vf in fx.visible.files:
+        if vf.after:
+            lines = vf.after.split("\n")
+            texts += [(f"{vf.path}:{n}", lines[n - 1]) for n in sorted(added.get(vf.path, ())) if 0 < n <= len(lines)]
+    for where, text in texts:
         for match in _HEX.finditer(text):
             token = match.group(0).lower()
             if _is_commit_prefix(token, commits):
@@ -544,10 +542,10 @@ def audit(out: Path, config: Config, repos: Iterable[Path] = (), materialized: I
     for fx in fixtures:
         repo = sources.get(fx.answer.repository)
         report.findings += _message_leaks(fx, every_commit if sources else None)
-        if sources:
-            report.findings += _sha_leaks(fx, every_commit)
         added = _added(repo.patch(fx.answer.base, fx.answer.head).decode("utf-8", "surrogateescape")) \
             if repo is not None else _added(fx.visible.diff)
+        if sources:
+            report.findings += _sha_leaks(fx, every_commit, added)
         report.findings += _oracle_comments(fx, added, marker)
         report.findings += _diff_matches_files(fx)
         report.findings += _defect_lines(fx, added)

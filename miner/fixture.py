@@ -12,6 +12,7 @@ import datetime as dt
 import hashlib
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from miner.config import Config
@@ -19,7 +20,7 @@ from miner.errors import MissingObjectError
 from miner.git import Repo, header_path
 from miner.records import Answer, Blanked, Defect, Fixture, Visible, VisibleFile, iso
 from miner.split import freshness
-from miner.strip import blank_comments, raw_message, sanitize_message
+from miner.strip import blank_comments, drop_commit_ids, raw_message, sanitize_message
 
 _STATUS = {"A": "added", "M": "modified", "T": "modified", "D": "deleted", "R": "renamed", "C": "added"}
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -120,6 +121,11 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
     base = repo.first_parent(head)
     patch = repo.patch(base, head)
     added = _added_lines(patch)
+
+    @lru_cache(maxsize=None)
+    def is_commit(token: str) -> bool:
+        return repo.expand(token) is not None
+
     files: list[VisibleFile] = []
     blanked: list[Blanked] = []
     blanked_text: dict[str, dict[int, str]] = {}
@@ -151,6 +157,8 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
         after_text = after.decode(encoding) if after is not None else None
         if config.strip.enabled and after_text is not None and new_path in added:
             after_text, edits = blank_comments(new_path, after_text, added[new_path], config.strip)
+            after_text, dropped = drop_commit_ids(new_path, after_text, added[new_path], is_commit)
+            edits = sorted(edits + dropped, key=lambda b: (b.line, b.text))
             if edits:
                 blanked += edits
                 lines = after_text.split("\n")
@@ -160,7 +168,8 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
                                  before=before_text, after=after_text))
     if config.strip.enabled:
         fix_subjects = tuple(sorted({d.summary for d in defects or ()}))
-        title, description = sanitize_message(message, config.strip.description, config.strip, avoid=fix_subjects)
+        title, description = sanitize_message(message, config.strip.description, config.strip, avoid=fix_subjects,
+                                              is_commit=is_commit)
     else:
         title, description = raw_message(message, config.strip.description)
     visible = Visible(id=fid, title=title, description=description,

@@ -9,6 +9,7 @@ comment is returned so the answer part can record it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from miner.config import StripConfig
@@ -19,6 +20,7 @@ _URL = re.compile(r"(?:https?|ftp|ssh|git)://\S+|\bwww\.\S+", re.I)
 _EMAIL = re.compile(r"<?[\w.+-]+@[\w-]+(?:\.[\w-]+)+>?")
 _ISSUE = re.compile(r"(?:\b(?:GH|gh|GL|gl)-\d+\b|(?<![\w&])#\d+\b|\b[A-Z][A-Z0-9]+-\d+\b|\b[\w.-]+/[\w.-]+#\d+\b)")
 _SHA = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.I)
+_HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")  # any hex word that could name a commit
 _CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related to|cherry[- ]picked from( commit)?)\s*:?\s*(?=$|[,.;)\]])", re.I)
 
 
@@ -33,11 +35,15 @@ _REF_SENTENCE = re.compile(
     r"(?:issue\s+|bug\s+|pr\s+)?(?:(?:[\w.-]+/[\w.-]+)?#|GH-|gh-|[A-Z][A-Z0-9]+-)\d+\b[.,;]?", re.I)
 
 
-def scrub(text: str) -> str:
-    """Remove links, addresses, references and SHAs from one piece of text."""
+def scrub(text: str, is_commit: Callable[[str], bool] | None = None) -> str:
+    """Remove links, addresses, references and SHAs from one piece of text. ``_SHA`` catches
+    what looks like a SHA (digits and letters); ``is_commit``, when given, also any other hex
+    word that names a commit of the repository (``Follow-up to 3463408``)."""
     text = _REF_SENTENCE.sub("", text)
     for pattern in (_URL, _EMAIL, _ISSUE, _SHA):
         text = pattern.sub("", text)
+    if is_commit is not None:
+        text = _HEX_TOKEN.sub(lambda m: "" if is_commit(m.group(0).lower()) else m.group(0), text)
     text = _CLOSING.sub("", text)
     text = re.sub(r"\([\s,;]*\)|\[[\s,;]*\]", "", text)
     text = re.sub(r"[ \t]{2,}", " ", text)
@@ -62,20 +68,22 @@ def _drop(text: str, phrases: tuple[str, ...]) -> str:
     return text
 
 
-def sanitize_message(message: str, mode: str, config: StripConfig, avoid: tuple[str, ...] = ()) -> tuple[str, str]:
+def sanitize_message(message: str, mode: str, config: StripConfig, avoid: tuple[str, ...] = (),
+                     is_commit: Callable[[str], bool] | None = None) -> tuple[str, str]:
     """(title, description) of a commit message, with hints removed, for the given mode.
 
     ``avoid`` holds the subjects of the fixes that labelled this change; none may show.
+    ``is_commit`` tells whether a hex word names a commit of the repository (see ``scrub``).
     """
     if mode == "none":
         return "", ""
     message = _drop(message, avoid)
     lines = message.strip().split("\n")
-    title = scrub(lines[0])
+    title = scrub(lines[0], is_commit)
     if mode == "title":
         return title, ""
     trailer = _trailer(tuple(config.trailer_keys))
-    kept = [scrub(line) for line in lines[1:] if not trailer.match(line)]
+    kept = [scrub(line, is_commit) for line in lines[1:] if not trailer.match(line)]
     # A trailer-like "Key: value" block at the very end is metadata, whatever its key.
     while kept and re.match(r"^[A-Za-z][\w-]*:\s", kept[-1]) and "-" in kept[-1].split(":")[0]:
         kept.pop()
@@ -111,4 +119,27 @@ def blank_comments(path: str, text: str, added: set[int], config: StripConfig) -
         lines[span.line - 1] = (original[:span.start] + original[span.end:]).rstrip()
         edits.append(Blanked(path=path, line=span.line, text=span.text))
     edits.sort(key=lambda b: (b.line, b.text))
+    return "\n".join(lines), edits
+
+
+def drop_commit_ids(path: str, text: str, added: set[int], is_commit: Callable[[str], bool]) -> tuple[str, list[Blanked]]:
+    """Remove, from the change's added lines, every hex word that names a commit of the repository
+    (``/* follows 252790c53 */``), in place like a blanked comment; each removal is returned.
+
+    Lines the change did not add are the base as it was, which a materialized fixture hands
+    over whole; they are left alone.
+    """
+    lines = text.split("\n")
+    edits: list[Blanked] = []
+    for n in sorted(added):
+        if not 0 < n <= len(lines):
+            continue
+        tokens = [m.group(0) for m in _HEX_TOKEN.finditer(lines[n - 1]) if is_commit(m.group(0).lower())]
+        if not tokens:
+            continue
+        line = lines[n - 1]
+        for token in tokens:
+            line = line.replace(token, "", 1)
+        lines[n - 1] = line.rstrip()
+        edits += [Blanked(path=path, line=n, text=token) for token in tokens]
     return "\n".join(lines), edits

@@ -200,3 +200,42 @@ def test_bad_inputs_are_one_line_and_exit_2(planted: Planted, tmp_path: Path) ->
 def test_new_commands_have_an_example(command: str) -> None:
     result = CliRunner().invoke(main, [command, "-h"])
     assert result.exit_code == 0 and "Example:" in result.stdout
+
+
+def test_commit_ids_in_the_change_go_and_the_base_stays_as_it_was(tmp_path: Path) -> None:
+    """A commit id the change's author wrote (message, added line) is a handle on history and is
+    removed; one in a line the change did not touch is the base as it was, which materialize hands
+    over whole, so it stays and the audit accepts it."""
+    from test_messy import commit, git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    first = commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Start", "2022-01-03T10:00:00Z")
+    old = commit(repo, {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n".encode()},
+                 "Note where one came from", "2022-01-04T10:00:00Z")
+    intro = commit(repo, {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n\n\n"
+                                     f"def two():\n    return 3  # doubles, as {old[:9]} did\n".encode()},
+                   f"Add two, in the style of {old[:12]}", "2022-02-01T10:00:00Z")
+    commit(repo, {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n\n\n"
+                             f"def two():\n    return 2\n".encode()}, "Fix two returning three", "2023-06-01T10:00:00Z")
+    out, raw = tmp_path / "out", tmp_path / "raw"
+    build([repo], out, load_config(), progress=False)
+    build([repo], raw, load_config().with_overrides(strip={"enabled": False}), progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (entry,) = [e for e in manifest["fixtures"] if e["kind"] == "bug"]
+    visible = json.loads((out / entry["visible"]).read_text())
+    answer = json.loads((out / entry["answer"]).read_text())
+    assert answer["head"] == intro
+    assert old[:12] not in visible["title"] and old[:9] not in json.dumps(visible)
+    assert [(b["line"], b["text"]) for b in answer["blanked"]] == [(6, old[:9])]
+    assert visible["files"][0]["after"].split("\n")[5] == "    return 3  # doubles, as  did"  # the id, only
+    assert f"kept since {first[:10]}" in visible["files"][0]["after"]  # the base's own line
+    code, report, err = audit(str(out), "--repo", str(repo))
+    assert code == 0, report
+    code, report, _ = audit(str(raw), "--repo", str(repo))
+    found = [f["detail"] for f in report["findings"] if f["check"] == "sha" and f["fixture"] == entry["id"]]
+    assert code == 1
+    assert any(d.startswith("title: ") and old[:12] in d for d in found)
+    assert any(d.startswith("calc.py:6: ") and old[:9] in d for d in found)
+    assert not any(first[:10] in d for d in found), found

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from miner.config import load_config
-from miner.strip import blank_comments, sanitize_message, scrub
+from miner.strip import blank_comments, drop_commit_ids, sanitize_message, scrub
 
 STRIP = load_config().strip
 
@@ -63,3 +63,20 @@ def test_block_comment_in_c_is_blanked_line_by_line() -> None:
     text, edits = blank_comments("m.c", source, {1, 2}, STRIP)
     assert text == "\n\nint y;\n"
     assert [(e.line, e.text) for e in edits] == [(1, "/* HACK: this"), (2, "   breaks */")]
+
+
+def test_a_hex_word_that_names_a_commit_goes_from_the_message_whatever_its_letters() -> None:
+    commits = {"3463408", "deadbee"}
+    is_commit = lambda token: token in commits  # noqa: E731
+    _, description = sanitize_message("url: fix\n\nFollow-up to 3463408 and deadbee.\nRead 1234567 bytes.",
+                                      "original", STRIP, is_commit=is_commit)
+    assert "3463408" not in description and "deadbee" not in description
+    assert "1234567 bytes" in description  # a number that names no commit stays
+    assert scrub("Follow-up to 3463408.") == "Follow-up to 3463408."  # without the repository: kept
+
+
+def test_commit_ids_on_added_lines_are_dropped_and_recorded() -> None:
+    text = "x = 1  # as in 252790c53\ny = 2  # as in 252790c53\nz = 0x252790c53\n"
+    out, edits = drop_commit_ids("a.py", text, {1, 3}, lambda token: token == "252790c53")
+    assert out.split("\n")[:3] == ["x = 1  # as in", "y = 2  # as in 252790c53", "z = 0x252790c53"]
+    assert [(e.line, e.text) for e in edits] == [(1, "252790c53")]
