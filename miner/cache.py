@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from miner import __version__
 from miner.anchors import Anchor
 from miner.config import Config
 from miner.engine import LabelResult
@@ -30,15 +31,19 @@ CACHE = "cache"
 
 
 def labels_key(config: Config) -> str:
-    """The settings a fix's labels depend on."""
+    """The settings a fix's labels depend on, and the miner version that made them (a newer
+    miner may label differently: its rebuild labels afresh)."""
     parts = {k: config.model_dump(mode="json")[k] for k in ("fixes", "paths", "bots", "labels")}
+    parts["miner"] = __version__
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def visible_key(config: Config) -> str:
-    """The settings a visible file depends on (besides its commit)."""
+    """The settings a visible file depends on (besides its commit), and the miner version that
+    wrote it: a newer miner may strip more, and must not hand on what an older one let through."""
     parts = {k: config.model_dump(mode="json")[k] for k in ("strip", "output", "paths")}
     parts["salt"] = config.split.salt
+    parts["miner"] = __version__
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -198,6 +198,21 @@ def test_a_rebuild_from_the_cache_writes_the_same_bytes(samples: dict[str, Sampl
     assert _files(out) == expected
 
 
+def test_a_newer_miner_labels_and_strips_afresh(samples: dict[str, Sample], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an older miner labelled or let through a strip is not handed on by a newer one."""
+    import miner.cache
+
+    sample = samples["pyledger"]
+    out = tmp_path / "out"
+    build([sample.path], out, load_config(), progress=False)
+    old_key = json.loads((out / "manifest.json").read_text())["visible_key"]
+    monkeypatch.setattr(miner.cache, "__version__", "99.0.0")
+    result = build([sample.path], out, load_config(), progress=False, force=True)
+    assert result.reports[0].reused_labels == 0
+    assert json.loads((out / "manifest.json").read_text())["visible_key"] != old_key
+
+
 def test_fixture_ids_are_stable_and_opaque(samples: dict[str, Sample], default_build: Path,
                                            full_build: dict[str, Path]) -> None:
     """The same repository and commit give the same id in every build, and the id shows no SHA."""
