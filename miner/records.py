@@ -166,7 +166,8 @@ class Visible(Record):
 
 
 class Blanked(Record):
-    """A comment blanked in the visible part: where, and what it said."""
+    """Text removed from an added line of the visible part (a flagged comment, or a commit id):
+    where, and what it said."""
 
     path: str
     line: int

@@ -1,9 +1,9 @@
 """Stage 4: strip hints from what the reviewer will see.
 
 Descriptions lose trailers, issue and PR references, links, e-mail addresses and anything
-that looks like a commit SHA. Comments on the change's added lines that flag a problem
-(FIXME, TODO, XXX, ...) are blanked in place, so line numbers stay true; every blanked
-comment is returned so the answer part can record it.
+that looks like a commit SHA or names a commit. Comments on the change's added lines that flag a
+problem (FIXME, TODO, XXX, ...) are blanked in place, so line numbers stay true, and commit ids
+on those lines are removed; every edit is returned so the answer part can record it.
 """
 
 from __future__ import annotations
