@@ -134,10 +134,12 @@ def drop_commit_ids(path: str, text: str, added: set[int], is_commit: Callable[[
     for n in sorted(added):
         if not 0 < n <= len(lines):
             continue
-        tokens = [m.group(0) for m in _HEX_TOKEN.finditer(lines[n - 1]) if is_commit(m.group(0).lower())]
+        line = lines[n - 1]
+        # A space before the id goes with it, so "as 252790c53 did" reads "as did".
+        tokens = [(" " if m.start() and line[m.start() - 1] == " " else "") + m.group(0)
+                  for m in _HEX_TOKEN.finditer(line) if is_commit(m.group(0).lower())]
         if not tokens:
             continue
-        line = lines[n - 1]
         for token in tokens:
             line = line.replace(token, "", 1)
         lines[n - 1] = line.rstrip()

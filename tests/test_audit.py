@@ -228,8 +228,8 @@ def test_commit_ids_in_the_change_go_and_the_base_stays_as_it_was(tmp_path: Path
     answer = json.loads((out / entry["answer"]).read_text())
     assert answer["head"] == intro
     assert old[:12] not in visible["title"] and old[:9] not in json.dumps(visible)
-    assert [(b["line"], b["text"]) for b in answer["blanked"]] == [(6, old[:9])]
-    assert visible["files"][0]["after"].split("\n")[5] == "    return 3  # doubles, as  did"  # the id, only
+    assert [(b["line"], b["text"]) for b in answer["blanked"]] == [(6, " " + old[:9])]
+    assert visible["files"][0]["after"].split("\n")[5] == "    return 3  # doubles, as did"
     assert f"kept since {first[:10]}" in visible["files"][0]["after"]  # the base's own line
     code, report, err = audit(str(out), "--repo", str(repo))
     assert code == 0, report

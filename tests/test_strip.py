@@ -79,4 +79,6 @@ def test_commit_ids_on_added_lines_are_dropped_and_recorded() -> None:
     text = "x = 1  # as in 252790c53\ny = 2  # as in 252790c53\nz = 0x252790c53\n"
     out, edits = drop_commit_ids("a.py", text, {1, 3}, lambda token: token == "252790c53")
     assert out.split("\n")[:3] == ["x = 1  # as in", "y = 2  # as in 252790c53", "z = 0x252790c53"]
-    assert [(e.line, e.text) for e in edits] == [(1, "252790c53")]
+    assert [(e.line, e.text) for e in edits] == [(1, " 252790c53")]
+    out, edits = drop_commit_ids("a.py", "# 252790c53 did it\n252790c53()", {1, 2}, lambda token: token == "252790c53")
+    assert out == "# did it\n()" and [e.text for e in edits] == [" 252790c53", "252790c53"]
