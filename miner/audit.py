@@ -141,13 +141,16 @@ def _repositories(manifest: dict[str, object], paths: list[Path]) -> dict[str, R
     out: dict[str, Repo] = {}
     for path in paths:
         repo = Repo(path)
-        match = next((e["name"] for e in entries if repo.expand(e["head"]) == e["head"]
+        match = next((e for e in entries if repo.expand(e["head"]) == e["head"]
                       and repo.root_commits(e["head"])[0] == e["identity"]), None)
         if match is None:
             names = ", ".join(repr(e["name"]) for e in entries) or "none"
             raise RepositoryMismatchError(f"--repo {path} is none of the repositories mined into this output "
                                           f"({names}); give the repositories `miner build` read")
-        out[match] = repo
+        if match.get("dropped", {}).get("walk", {}).get("paths_with_missing_objects"):
+            # The build read history without the paths whose objects are missing; so must the audit.
+            repo.exclude = tuple(repo.paths_with_missing_objects(match["head"]))
+        out[match["name"]] = repo
     return out
 
 

@@ -9,8 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from miner.build import build, summary_table
+from miner.cli import main
 from miner.config import load_config
 
 
@@ -90,6 +92,9 @@ def test_a_missing_blob_leaves_out_its_path_not_the_build(messy: dict[str, str],
     build([repo], tmp_path / "out", config, progress=False)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["repositories"][0]["dropped"]["walk"]["paths_with_missing_objects"] == 1
+    # The audit reads the history the same way: without the path whose objects are missing.
+    audit = CliRunner().invoke(main, ["audit", str(tmp_path / "out"), "--repo", str(repo)])
+    assert audit.exit_code == 0, audit.output
     found = answers(tmp_path / "out")
     assert found[messy["feature"]]["kind"] == "bug"
     # The commit whose blob is missing was still weighed as a clean candidate, without its data file.
