@@ -58,12 +58,15 @@ def load_fixture(out: Path, fixture_id: str) -> tuple[dict[str, object], Visible
 def check_identity(repo: Repo, manifest: dict[str, object], answer: Answer) -> None:
     """``repo`` must be the repository the fixture was mined from: same root commit, and it holds the change."""
     repos = manifest.get("repositories")
-    known = {r["name"]: r["identity"] for r in repos} if isinstance(repos, list) else {}
-    identity = known.get(answer.repository)
+    known = {r["name"]: r for r in repos} if isinstance(repos, list) else {}
+    entry = known.get(answer.repository, {})
     fix = f"give --repo the repository {answer.repository!r} was mined from"
     if repo.expand(answer.head) != answer.head:
         raise RepositoryMismatchError(f"{repo.path} does not hold the fixture's change; {fix}")
-    if identity is None or repo.root_commits(answer.head)[0] != identity:
+    # The identity is the first root of the mined head's history. A repository with several roots
+    # (histories merged in later) can give an older change another first root, so compare at the head.
+    mined = entry.get("head")
+    if not mined or repo.expand(mined) != mined or repo.root_commits(mined)[0] != entry.get("identity"):
         raise RepositoryMismatchError(f"{repo.path} has a different root commit than {answer.repository!r}; {fix}")
 
 

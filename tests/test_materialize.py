@@ -10,7 +10,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from miner.build import build
 from miner.cli import main
+from miner.config import load_config
 
 from test_audit import Planted, planted  # noqa: F401  (the module-scoped fixture)
 
@@ -154,3 +156,39 @@ def test_bad_inputs(planted: Planted, tmp_path: Path) -> None:  # noqa: F811
     assert not inside.exists() and not git(planted.repo, "status", "--porcelain", "--ignored")
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".miner")]
+
+
+def test_a_repository_with_several_roots(tmp_path: Path) -> None:
+    """A history merged in later can bring a root that sorts first: the repository's identity is
+    then not the first root of an older change's history, and --repo must still be accepted."""
+    from test_messy import commit
+    from test_messy import git as dated_git
+
+    repo = tmp_path / "roots"
+    repo.mkdir()
+    dated_git(repo, "init", "-q", "-b", "main")
+    first = commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Import", "2022-01-03T10:00:00Z")
+    intro = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two",
+                   "2022-02-01T10:00:00Z")
+    commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"}, "Fix two returning three",
+           "2023-06-01T10:00:00Z")
+    n = 0
+    while True:  # an unrelated root whose SHA sorts before the first one (fixed dates: deterministic)
+        dated_git(repo, "checkout", "-q", "--orphan", f"other{n}")
+        dated_git(repo, "rm", "-q", "-rf", ".")
+        other = commit(repo, {"docs.txt": f"docs {n}\n".encode()}, f"Start the docs {n}", "2023-07-01T10:00:00Z")
+        if other < first:
+            break
+        n += 1
+    dated_git(repo, "checkout", "-q", "main")
+    dated_git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "Merge the docs", other,
+              date="2023-07-02T10:00:00Z")
+    out = tmp_path / "out"
+    build([repo], out, load_config(), progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["repositories"][0]["identity"] == other
+    (entry,) = [e for e in manifest["fixtures"] if e["kind"] == "bug"]
+    code, _, err = run("materialize", str(out), entry["id"], "--to", str(tmp_path / "review"), "--repo", str(repo))
+    assert code == 0, err
+    assert git(tmp_path / "review", "rev-parse", "base").strip() == first
+    assert json.loads((out / entry["answer"]).read_text())["head"] == intro
