@@ -142,7 +142,7 @@ def _repositories(manifest: dict[str, object], paths: list[Path]) -> dict[str, R
     for path in paths:
         repo = Repo(path)
         match = next((e for e in entries if repo.expand(e["head"]) == e["head"]
-                      and repo.root_commits(e["head"])[0] == e["identity"]), None)
+                      and e["identity"] in repo.root_commits(e["head"])), None)
         if match is None:
             names = ", ".join(repr(e["name"]) for e in entries) or "none"
             raise RepositoryMismatchError(f"--repo {path} is none of the repositories mined into this output "

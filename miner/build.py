@@ -146,7 +146,8 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
     pool, shutdown = make_executor(executor, jobs, address, scheduler_file)
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
-        identities = [repo.root_commits(head)[0] for repo, head in zip(repos, heads)]
+        known = _known_identities(previous)
+        identities = [repo.identity(head, known.get(name)) for repo, head, name in zip(repos, heads, names)]
         repos = [_with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
                  for n, (repo, identity) in enumerate(zip(repos, identities))]
         each = enumerate(zip(repos, names, heads, identities))
@@ -192,6 +193,17 @@ def _with_overlay(repo: Repo, where: Path, seed: Path | None) -> Repo:
     extended from the one the last build kept when there is one."""
     overlay = repo.write_overlay(where, seed)
     return Repo(repo.git_dir, repo.exclude, overlay) if overlay else repo
+
+
+def _known_identities(previous: Path | None) -> dict[str, str]:
+    """Repository name -> the identity the output being replaced gave it."""
+    if previous is None:
+        return {}
+    try:
+        manifest = json.loads((previous / MANIFEST).read_text(encoding="utf-8"))
+        return {str(r["name"]): str(r["identity"]) for r in manifest.get("repositories", [])}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
 
 
 def _load_ledger(previous: Path | None) -> Ledger:

@@ -274,6 +274,15 @@ class Repo:
         out = self.run("rev-list", "--max-parents=0", rev)
         return sorted(out.decode().split())
 
+    def identity(self, rev: str, known: str | None = None) -> str:
+        """What names this repository: the root its first-parent line from ``rev`` ends at. A
+        history merged in later adds roots beside it, never before it, so the name stays as the
+        repository grows. ``known``, a name an earlier build gave it, is kept while it is still
+        one of the roots (builds before 0.2.0 took the root that sorted first)."""
+        if known and known in self.root_commits(rev):
+            return known
+        return self.run("rev-list", "--first-parent", "--max-parents=0", rev).decode().split()[0]
+
     # -- history ------------------------------------------------------------------
 
     def commits(self, rev: str, since: str | None = None, exclude: Iterable[str] = ()) -> Iterator[CommitMeta]:
