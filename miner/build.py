@@ -422,8 +422,11 @@ def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: i
         for job in m.jobs:
             fid = fixture_id(m.report.identity, job.head, config.split.salt)
             ids[(n, job.head)] = fid
-            fixes = [d.fix for d in job.defects or ()]
-            keys[fid] = [f"fix:{f}" for f in fixes] + ([f"patch:{patch_ids[job.head]}"] if job.head in patch_ids else [])
+            # One namespace for a fixture's own commit and the fixes of its defects: a fix that is
+            # itself a fixture's change joins the two (a dev answer naming it would describe a
+            # held-out change).
+            commits = [job.head] + [d.fix for d in job.defects or ()]
+            keys[fid] = [f"commit:{c}" for c in commits] + ([f"patch:{patch_ids[job.head]}"] if job.head in patch_ids else [])
             proposed[fid] = (job.split, m.report.name)
     family = families(keys)
     splits, _moved = assign(proposed, family, ledger)

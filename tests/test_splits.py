@@ -244,3 +244,32 @@ def test_the_repository_keeps_its_name_when_another_history_is_merged_in(tmp_pat
     (out / "manifest.json").write_text(json.dumps(manifest))
     build([repo], out, load_config(), progress=False, force=True)
     assert named(out)[0] == other
+
+
+def test_a_fix_that_is_itself_a_fixture_keeps_both_in_one_family(tmp_path: Path) -> None:
+    """Change X has a defect that F fixes; F brings its own defect, which G fixes. X's answer names
+    F (its fix), so X and F's fixture are one family: retiring X from held-out moves F's too, or a
+    published dev answer would describe a held-out change."""
+    from test_messy import commit, git
+
+    repo = tmp_path / "chain"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Import", "2020-01-03T10:00:00Z")
+    x = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two",
+               "2021-01-04T10:00:00Z")
+    f = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2 + 1\n"},
+               "Fix two returning the wrong value", "2022-01-05T10:00:00Z")
+    commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"},
+           "Fix two adding one", "2023-01-06T10:00:00Z")
+    out = tmp_path / "out"
+    config = load_config().with_overrides(split={"heldout": ["chain"]})
+    build([repo], out, config, progress=False)
+    heads = {json.loads(p.read_text())["head"]: json.loads(p.read_text()) for p in (out / "answers").glob("*.json")}
+    assert {x, f} <= set(heads) and heads[x]["family"] == heads[f]["family"]
+    result = CliRunner().invoke(main, ["split", "refresh", str(out), "--retire-before", "2021-06-01", "--reason", "t"])
+    assert result.exit_code == 0, result.output
+    splits = {json.loads(p.read_text())["head"]: json.loads(p.read_text())["split"] for p in (out / "answers").glob("*.json")}
+    assert splits[x] == splits[f] == "dev"
+    audit = CliRunner().invoke(main, ["audit", str(out), "--repo", str(repo)])
+    assert audit.exit_code == 0, audit.output
