@@ -141,8 +141,7 @@ def _repositories(manifest: dict[str, object], paths: list[Path]) -> dict[str, R
     out: dict[str, Repo] = {}
     for path in paths:
         repo = Repo(path)
-        match = next((e for e in entries if repo.expand(e["head"]) == e["head"]
-                      and e["identity"] in repo.root_commits(e["head"])), None)
+        match = next((e for e in entries if repo.was_mined_as(e["head"], e["identity"])), None)
         if match is None:
             names = ", ".join(repr(e["name"]) for e in entries) or "none"
             raise RepositoryMismatchError(f"--repo {path} is none of the repositories mined into this output "

@@ -274,6 +274,10 @@ class Repo:
         out = self.run("rev-list", "--max-parents=0", rev)
         return sorted(out.decode().split())
 
+    def was_mined_as(self, head: str, identity: str) -> bool:
+        """Whether this is the repository a build mined at ``head`` and named ``identity``."""
+        return self.expand(head) == head and identity in self.root_commits(head)
+
     def identity(self, rev: str, known: str | None = None) -> str:
         """What names this repository: the root its first-parent line from ``rev`` ends at. A
         history merged in later adds roots beside it, never before it, so the name stays as the

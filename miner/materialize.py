@@ -65,8 +65,7 @@ def check_identity(repo: Repo, manifest: dict[str, object], answer: Answer) -> N
         raise RepositoryMismatchError(f"{repo.path} does not hold the fixture's change; {fix}")
     # The identity is one of the roots of the mined head's history (see Repo.identity); an older
     # change need not reach it, when the repository merged in other histories, so look at the head.
-    mined = entry.get("head")
-    if not mined or repo.expand(mined) != mined or entry.get("identity") not in repo.root_commits(mined):
+    if not repo.was_mined_as(str(entry.get("head", "")), str(entry.get("identity", ""))):
         raise RepositoryMismatchError(f"{repo.path} has a different root commit than {answer.repository!r}; {fix}")
 
 
