@@ -4,8 +4,8 @@ The checks re-derive everything from the output and, when given, the mined repos
 materialized fixture repositories; they share no code with the stages that wrote the output,
 so a bug there shows up here. Each check is named in every finding it makes:
 
-  sha           the title, description or an added line holds a prefix (7+ hex digits) of a commit of
-                the source repository (the rest of a file is the base as it was)
+  sha           the title, description or an added line (of a file or the diff) holds a prefix (7+ hex
+                digits) of a commit of the source repository (the rest of a file is the base as it was)
   sha-like      title or description holds a 7-40 character hex token with a digit and a letter
                 (a warning: without the repository it cannot be told from a hash or a colour)
   issue-ref     title or description holds ``#123``, ``GH-123``, ``PROJ-123`` or ``owner/repo#123``
@@ -195,6 +195,8 @@ def _sha_leaks(fx: _Fixture, commits: list[str], added: dict[str, set[int]]) -> 
         if vf.after:
             lines = vf.after.split("\n")
             texts += [(f"{vf.path}:{n}", lines[n - 1]) for n in sorted(added.get(vf.path, ())) if 0 < n <= len(lines)]
+    # The diff's added lines too: a file shown without contents (a submodule) has them only there.
+    texts += [("diff", line) for line in fx.visible.diff.split("\n") if line[:1] == "+" and not line.startswith("+++ ")]
     for where, text in texts:
         for match in _HEX.finditer(text):
             token = match.group(0).lower()

@@ -23,6 +23,7 @@ from miner.split import freshness
 from miner.strip import blank_comments, drop_commit_ids, raw_message, sanitize_message
 
 _STATUS = {"A": "added", "M": "modified", "T": "modified", "D": "deleted", "R": "renamed", "C": "added"}
+_GITLINK = 0o160000
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
@@ -133,12 +134,18 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
     for status, old_path, new_path in sorted(repo.changes(base, head), key=lambda c: (c[2] or c[1] or "")):
         path = new_path or old_path or ""
         reason = None
-        try:
-            before = repo.blob(base, old_path) if base and old_path else None
-            after = repo.blob(head, new_path) if new_path else None
-        except MissingObjectError:
+        sides = [(base, old_path), (head, new_path)]
+        if any(sha and p and (repo.entry(sha, p) or (0, ""))[0] == _GITLINK for sha, p in sides):
+            # A submodule's "contents" are a commit id of another repository (or of this one).
             before = after = None
-            reason = "missing"
+            reason = "submodule"
+        else:
+            try:
+                before = repo.blob(base, old_path) if base and old_path else None
+                after = repo.blob(head, new_path) if new_path else None
+            except MissingObjectError:
+                before = after = None
+                reason = "missing"
         datas = [d for d in (before, after) if d is not None]
         if reason:
             pass

@@ -154,7 +154,7 @@ class VisibleFile(Record):
     encoding: Literal["utf-8", "latin-1"] | None
     before: str | None
     after: str | None
-    omitted: Literal["binary", "too-large", "missing"] | None = None
+    omitted: Literal["binary", "too-large", "missing", "submodule"] | None = None
 
 
 class Visible(Record):

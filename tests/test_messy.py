@@ -192,3 +192,27 @@ def test_odd_path_names_and_symlinks(tmp_path: Path) -> None:
     visible = json.loads((out / "visible" / f"{answer['id']}.json").read_text())
     after = next(f["after"] for f in visible["files"] if f["path"] == spaced)
     assert "FIXME" not in after and "FIXME" not in visible["diff"]
+
+
+def test_a_submodule_in_a_change_is_omitted_not_shown_as_a_commit_id(tmp_path: Path) -> None:
+    """A submodule's 'contents' are the commit id it points at (here one of this repository's own,
+    as mypy's mypyc/external/mypy does): the visible part omits it, and the audit agrees."""
+    repo = tmp_path / "sub"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    first = commit(repo, {"app.py": b"def f(x):\n    return x + 1\n"}, "Import", "2022-01-03T10:00:00Z")
+    (repo / "h.py").write_bytes(b"def h(x):\n    return x - 2\n")
+    git(repo, "add", "h.py")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{first},ext/self")
+    git(repo, "commit", "-q", "-m", "Add h and pin ext/self", date="2022-03-01T10:00:00Z")
+    intro = git(repo, "rev-parse", "HEAD").strip()
+    commit(repo, {"h.py": b"def h(x):\n    return x - 1\n"}, "Fix h taking two", "2023-06-02T10:00:00Z")
+    out = tmp_path / "out"
+    build([repo], out, load_config(), progress=False)
+    answer = answers(out)[intro]
+    visible = json.loads((out / "visible" / f"{answer['id']}.json").read_text())
+    sub = next(f for f in visible["files"] if f["path"] == "ext/self")
+    assert sub["omitted"] == "submodule" and sub["before"] is None and sub["after"] is None
+    assert first[:7] not in json.dumps(visible)
+    audit = CliRunner().invoke(main, ["audit", str(out), "--repo", str(repo)])
+    assert audit.exit_code == 0, audit.output
