@@ -134,8 +134,8 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
     for status, old_path, new_path in sorted(repo.changes(base, head), key=lambda c: (c[2] or c[1] or "")):
         path = new_path or old_path or ""
         reason = None
-        sides = [(base, old_path), (head, new_path)]
-        if any(sha and p and (repo.entry(sha, p) or (0, ""))[0] == _GITLINK for sha, p in sides):
+        entries = [repo.entry(sha, p) for sha, p in ((base, old_path), (head, new_path)) if sha and p]
+        if any(e is not None and e[0] == _GITLINK for e in entries):
             # A submodule's "contents" are a commit id of another repository (or of this one).
             before = after = None
             reason = "submodule"

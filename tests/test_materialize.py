@@ -161,28 +161,12 @@ def test_bad_inputs(planted: Planted, tmp_path: Path) -> None:  # noqa: F811
 def test_a_repository_with_several_roots(tmp_path: Path) -> None:
     """A history merged in later brings a root the older changes do not reach; --repo must still
     be accepted, whichever of the roots names the repository."""
-    from test_messy import commit
-    from test_messy import git as dated_git
+    from test_messy import merge_a_root_sorting_before, with_a_bug
 
     repo = tmp_path / "roots"
     repo.mkdir()
-    dated_git(repo, "init", "-q", "-b", "main")
-    first = commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Import", "2022-01-03T10:00:00Z")
-    intro = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two",
-                   "2022-02-01T10:00:00Z")
-    commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"}, "Fix two returning three",
-           "2023-06-01T10:00:00Z")
-    n = 0
-    while True:  # an unrelated root whose SHA sorts before the first one (fixed dates: deterministic)
-        dated_git(repo, "checkout", "-q", "--orphan", f"other{n}")
-        dated_git(repo, "rm", "-q", "-rf", ".")
-        other = commit(repo, {"docs.txt": f"docs {n}\n".encode()}, f"Start the docs {n}", "2023-07-01T10:00:00Z")
-        if other < first:
-            break
-        n += 1
-    dated_git(repo, "checkout", "-q", "main")
-    dated_git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "Merge the docs", other,
-              date="2023-07-02T10:00:00Z")
+    first, intro = with_a_bug(repo)
+    merge_a_root_sorting_before(repo, first)
     out = tmp_path / "out"
     build([repo], out, load_config(), progress=False)
     manifest = json.loads((out / "manifest.json").read_text())

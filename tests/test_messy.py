@@ -32,6 +32,34 @@ def commit(repo: Path, files: dict[str, bytes], message: str, date: str) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+def with_a_bug(repo: Path) -> tuple[str, str]:
+    """A new repository at ``repo``: an import, then a change whose defect a later fix repairs.
+    Returns (the root, the change)."""
+    git(repo, "init", "-q", "-b", "main")
+    first = commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Import", "2022-01-03T10:00:00Z")
+    intro = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two",
+                   "2022-02-01T10:00:00Z")
+    commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"}, "Fix two returning three",
+           "2023-06-01T10:00:00Z")
+    return first, intro
+
+
+def merge_a_root_sorting_before(repo: Path, first: str) -> str:
+    """Merge into main an unrelated history whose root's SHA sorts before ``first`` (the dates are
+    fixed, so which try succeeds is too); return that root."""
+    n = 0
+    while True:
+        git(repo, "checkout", "-q", "--orphan", f"docs{n}")
+        git(repo, "rm", "-q", "-rf", ".")
+        other = commit(repo, {"docs.txt": f"docs {n}\n".encode()}, f"Start the docs {n}", "2023-07-01T10:00:00Z")
+        if other < first:
+            break
+        n += 1
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "Merge the docs", other, date="2023-07-02T10:00:00Z")
+    return other
+
+
 @pytest.fixture
 def messy(tmp_path: Path) -> dict[str, str]:
     repo = tmp_path / "messy"

@@ -207,16 +207,11 @@ def test_the_repository_keeps_its_name_when_another_history_is_merged_in(tmp_pat
     """Fixture ids and the repository's split hash its identity. Merging in an unrelated history
     whose root sorts first must not rename the repository; nor may 0.2.0 rename one an earlier
     build named after such a root."""
-    from test_messy import commit, git
+    from test_messy import merge_a_root_sorting_before, with_a_bug
 
     repo = tmp_path / "grows"
     repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    first = commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Import", "2022-01-03T10:00:00Z")
-    commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two",
-           "2022-02-01T10:00:00Z")
-    commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"}, "Fix two returning three",
-           "2023-06-01T10:00:00Z")
+    first, _ = with_a_bug(repo)
     out = tmp_path / "out"
     build([repo], out, load_config(), progress=False)
 
@@ -226,16 +221,7 @@ def test_the_repository_keeps_its_name_when_another_history_is_merged_in(tmp_pat
 
     before = named(out)
     assert before[0] == first and before[1]
-    n = 0
-    while True:  # an unrelated history whose root sorts before the repository's own
-        git(repo, "checkout", "-q", "--orphan", f"docs{n}")
-        git(repo, "rm", "-q", "-rf", ".")
-        other = commit(repo, {"docs.txt": f"docs {n}\n".encode()}, f"Start the docs {n}", "2023-07-01T10:00:00Z")
-        if other < first:
-            break
-        n += 1
-    git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "Merge the docs", other, date="2023-07-02T10:00:00Z")
+    other = merge_a_root_sorting_before(repo, first)
     build([repo], out, load_config(), progress=False, force=True)
     assert named(out) == before
     # An output an earlier miner named after the root that sorted first keeps that name.
