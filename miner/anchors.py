@@ -151,6 +151,9 @@ class Anchored:
         self.is_ancestor = repo.is_ancestor
         self.from_scratch = repo.from_scratch
         self.same_lines = repo.same_lines
+        self.removed_text = repo.removed_text
+        self.removed_lines = repo.removed_lines
+        self.occurrences = repo.occurrences
 
     def _anchors(self, path: str) -> list[Anchor]:
         if path not in self._loaded:

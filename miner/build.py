@@ -42,6 +42,7 @@ from miner.git import Repo
 from miner.ledger import LEDGER, Ledger, assign, families, updated
 from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Visible, iso
 from miner.split import repository_split
+from miner.vet import vet_fixes
 from miner.walk import find_fixes
 from miner.write import MANIFEST, Staging, check_destination, check_outside, dumps
 
@@ -61,7 +62,7 @@ class RepoReport:
     clean: int = 0
     reused_labels: int = 0
     sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
-    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "blame", "bug", "clean", "write")})
+    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "vet", "blame", "bug", "clean", "write")})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -268,6 +269,8 @@ def _labels(repo: Repo, head: str, identity: str, fixes: list, metas: dict[str, 
     labels: list[Label] = []
     for fix in sorted(results):
         report.dropped["blame"].update(results[fix].dropped)
+        if results[fix].vetted:
+            report.dropped["vet"][results[fix].vetted] += 1
         labels += results[fix].labels
     return labels
 
@@ -336,9 +339,10 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
     metas = {m.sha: m for m in _walk(repo, head, identity, cache, window, log, report.dropped["walk"])}
     fixes = list(find_fixes(metas.values(), config, repo.expand, report.dropped["walk"]))
     fixes.sort(key=lambda f: f.meta.sha)
+    vetted = [fix.model_copy(update={"reasons": why}) for fix, why in vet_fixes(fixes, config, report.dropped["vet"])]
     report.commits, report.fixes = len(metas), len(fixes)
     log(f"{name}: {len(metas)} commits, {len(fixes)} fixes")
-    labels = _labels(repo, head, identity, fixes, metas, config, pool, jobs, cache, report, progress, scratch)
+    labels = _labels(repo, head, identity, vetted, metas, config, pool, jobs, cache, report, progress, scratch)
     for lab in labels:
         if lab.tier:
             report.labels[lab.tier] += 1

@@ -33,7 +33,7 @@ CACHE = "cache"
 def labels_key(config: Config) -> str:
     """The settings a fix's labels depend on, and the miner version that made them (a newer
     miner may label differently: its rebuild labels afresh)."""
-    parts = {k: config.model_dump(mode="json")[k] for k in ("fixes", "paths", "bots", "labels")}
+    parts = {k: config.model_dump(mode="json")[k] for k in ("fixes", "vet", "paths", "bots", "labels")}
     parts["miner"] = __version__
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -123,7 +123,7 @@ class Cache:
                 try:
                     found[entry["fix"]] = LabelResult(
                         fix=entry["fix"], labels=tuple(_unpack(x) for x in entry["labels"]),
-                        dropped=dict(entry["dropped"]))
+                        dropped=dict(entry["dropped"]), vetted=entry.get("vetted"))
                 except (KeyError, TypeError, ValidationError):
                     continue
         return found
@@ -188,7 +188,7 @@ class Cache:
         path = self.dir / identity / "labels.jsonl"
         for r in results:
             entry = {"fix": r.fix, "key": key, "labels": [_pack(lab) for lab in r.labels],
-                     "dropped": dict(sorted(r.dropped.items()))}
+                     "dropped": dict(sorted(r.dropped.items())), **({"vetted": r.vetted} if r.vetted else {})}
             self._append(path, json.dumps(entry, sort_keys=True))
         handle = self._open.get(path)
         if handle is not None:

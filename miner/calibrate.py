@@ -27,6 +27,7 @@ from miner.config import TIERS, Config, Tier
 from miner.errors import MinerError
 from miner.git import Repo
 from miner.records import CommitMeta, FileDiff, FixCommit, Label
+from miner.vet import vet_fix, vet_fixes
 from miner.walk import find_fixes
 
 MIN_IN_SCOPE = 20
@@ -273,6 +274,17 @@ def blind_fixes(truths: Mapping[str, Truth], metas: Mapping[str, CommitMeta], co
     return list(find_fixes(ordered, blind, expand, dropped))
 
 
+def _vetted(fixes: list[FixCommit], diffs_of: Mapping[str, list[FileDiff]], repo: Repo, config: Config,
+            dropped: Counter[str]) -> Iterator[tuple[FixCommit, list[FileDiff]]]:
+    """The fixes whose diffs may change behaviour, as the build's labelling sees them (miner.vet)."""
+    for fix in fixes:
+        vetted, refused = vet_fix(fix, diffs_of[fix.meta.sha], repo.blob, config)
+        if vetted is None:
+            dropped[refused or "vetted"] += 1
+            continue
+        yield vetted, diffs_of[fix.meta.sha]
+
+
 def calibrate(repo: Repo, name: str, config: Config, *, rev: str = "HEAD", min_fixes: int = MIN_IN_SCOPE,
               progress: bool = False) -> Calibration:
     """Run the labeller blind to trailers on the in-scope trailer fixes of ``repo`` and keep its labels."""
@@ -286,8 +298,9 @@ def calibrate(repo: Repo, name: str, config: Config, *, rev: str = "HEAD", min_f
             f"calibration needs at least {min_fixes}: pick a repository whose fixes name the commit they repair")
     dropped: Counter[str] = Counter()
     blind = config.with_overrides(labels={"blame_only": True})
-    fixes = blind_fixes(truths, metas, config, repo.expand, dropped)
-    pairs = ((f, diffs_of[f.meta.sha]) for f in fixes)
+    fixes = [f.model_copy(update={"reasons": why})
+             for f, why in vet_fixes(blind_fixes(truths, metas, config, repo.expand, dropped), blind, dropped)]
+    pairs = _vetted(fixes, diffs_of, repo, blind, dropped)
     labels = list(label_fixes(tqdm(pairs, total=len(fixes), desc="calibrate: blame", unit="fix",
                                    disable=not progress, leave=False), repo, metas.get, blind, dropped))
     return Calibration(repository=name, head=head, min_tier=config.labels.min_tier, trailer_fixes=trailer_count,

@@ -23,6 +23,11 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(regex)
 
 
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """The regular expression of one path glob, as ``paths`` globs are matched."""
+    return _glob(pattern)
+
+
 @lru_cache(maxsize=64)
 def _any_glob(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     """One regular expression for a group of globs: a path is matched once, not once a glob."""

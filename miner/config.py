@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from miner.errors import ConfigError
 
-Tier = Literal["explicit", "blame", "plurality", "weak", "heuristic"]
-TIERS: tuple[Tier, ...] = ("explicit", "blame", "plurality", "weak", "heuristic")
+Tier = Literal["explicit", "blame", "plurality", "weak", "heuristic", "diffuse"]
+TIERS: tuple[Tier, ...] = ("explicit", "blame", "plurality", "weak", "heuristic", "diffuse")
 
 
 class _Section(BaseModel):
@@ -43,6 +43,21 @@ class FixesConfig(_Section):
     revert_pattern: str
 
     _regexes = field_validator("reject_subjects", "link_patterns")(_check_regexes)
+
+
+class VetConfig(_Section):
+    fix_types: list[str]
+    non_fix_types: list[str]
+    non_fix_scopes: list[str]
+    non_behaviour_subjects: list[str]
+    bug_subjects: list[str]
+    dependency_files: list[str]
+    body_fix_statements: list[str]
+    revert_not_defect: list[str]
+    revert_min_words: int = Field(ge=0)
+
+    _regexes = field_validator("non_behaviour_subjects", "bug_subjects", "body_fix_statements",
+                                 "revert_not_defect")(_check_regexes)
 
 
 class PathsConfig(_Section):
@@ -70,6 +85,15 @@ class LabelsConfig(_Section):
     max_blame_age_days: int = Field(gt=0)
     recent_carry_days: int = Field(ge=0)
     break_ties_by_recency: bool
+    max_defect_lines: int = Field(gt=0)
+    max_defect_ranges: int = Field(gt=0)
+    victim_check: bool
+    keywords: list[str]
+
+    @field_validator("keywords", mode="before")
+    @classmethod
+    def _words(cls, value: object) -> object:
+        return value.split() if isinstance(value, str) else value  # written as one folded string in YAML
 
 
 class CleanConfig(_Section):
@@ -106,6 +130,7 @@ class OutputConfig(_Section):
 class Config(_Section):
     seed: int
     fixes: FixesConfig
+    vet: VetConfig
     paths: PathsConfig
     bots: BotsConfig
     labels: LabelsConfig

@@ -25,6 +25,7 @@ from miner.errors import MinerError, MissingObjectError
 from miner.fixture import make_fixture
 from miner.git import Repo
 from miner.records import Defect, Fixture, FixCommit, Label
+from miner.vet import vet_fix
 
 T = TypeVar("T")
 # Seconds each task sleeps before working: lets a test kill a worker while a task is running.
@@ -117,6 +118,7 @@ class LabelResult:
     fix: str
     labels: tuple[Label, ...]
     dropped: dict[str, int]
+    vetted: str | None = None  # why the fix's diff shows it repairs no behaviour (miner.vet), if it does not
 
 
 def label_task(ref: RepoRef, fixes: tuple[FixCommit, ...], config: Config) -> list[LabelResult]:
@@ -144,8 +146,12 @@ def _label_chunk(repo: Repo, history: Repo | Anchored, fixes: tuple[FixCommit, .
     by_sha = {f.meta.sha: f for f in fixes}
     results: list[LabelResult] = []
     for sha, diffs in repo.diffs(by_sha):
+        fix, refused = vet_fix(by_sha[sha], diffs, repo.blob, config)
+        if fix is None:
+            results.append(LabelResult(fix=sha, labels=(), dropped={}, vetted=refused))
+            continue
         dropped: Counter[str] = Counter()
-        labels = tuple(label_fixes([(by_sha[sha], diffs)], history, repo.meta, config, dropped))
+        labels = tuple(label_fixes([(fix, diffs)], history, repo.meta, config, dropped))
         results.append(LabelResult(fix=sha, labels=labels, dropped=dict(dropped)))
     return results
 

@@ -10,7 +10,7 @@ needs on disk (an ignore-revs list) goes to a temporary directory.
 from __future__ import annotations
 
 import datetime as dt
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 import os
 import re
 import shutil
@@ -68,6 +68,11 @@ def _commit_text(encoding: str | None) -> Callable[[bytes], str]:
 
 
 _LINK_MODES = (b"120000", b"160000")  # symlink, submodule (gitlink)
+
+
+def squeeze(line: str) -> str:
+    """A line with every whitespace character taken out: equal for a line moved or re-indented."""
+    return "".join(line.split())
 
 
 def header_path(raw: bytes) -> str | None:
@@ -145,6 +150,7 @@ class Repo:
         # Per-instance caches (an lru_cache on a method would keep every Repo ever opened alive).
         self._metas: OrderedDict[str, CommitMeta | None] = OrderedDict()
         self._cosmetic: dict[str, bool] = {}
+        self._removed: dict[str, dict[str, tuple[str, ...]]] = {}
         if overlay and _has_graph(Path(overlay)):
             self._env.update({"GIT_OBJECT_DIRECTORY": overlay,
                               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")})
@@ -479,6 +485,50 @@ class Repo:
             return {n for h in patch.hunks if h.old_lines == 0
                     for n in range(h.new_start, h.new_start + h.new_lines)} & wanted
         return set()
+
+    def removed_lines(self, sha: str) -> dict[str, tuple[str, ...]]:
+        """The lines a commit removed or replaced, by the path the commit left (in-process, cached)."""
+        if sha not in self._removed:
+            commit = self._repo[sha]
+            found: dict[str, list[str]] = {}
+            if commit.parents:
+                diff = self._repo.diff(commit.parents[0], commit, context_lines=0, interhunk_lines=0)
+                diff.find_similar()
+                for patch in diff:
+                    if patch is None or patch.delta.is_binary:
+                        continue
+                    lines = found.setdefault(patch.delta.new_file.path, [])
+                    for hunk in patch.hunks:
+                        lines += [line.content.rstrip("\r\n") for line in hunk.lines if line.origin == "-"]
+            if len(self._removed) > 512:
+                self._removed.clear()
+            self._removed[sha] = {path: tuple(lines) for path, lines in found.items()}
+        return self._removed[sha]
+
+    def removed_text(self, sha: str) -> frozenset[str]:
+        """The lines a commit removed or replaced, in every file, each with its whitespace taken out:
+        to tell a line the commit moved or re-indented from one it wrote."""
+        return frozenset(squeeze(line) for lines in self.removed_lines(sha).values() for line in lines) - {""}
+
+    def occurrences(self, revs: Iterable[str], words: Iterable[str]) -> dict[str, Counter[str]]:
+        """How often each of ``words`` (identifiers) occurs as a word in each revision's tree, in
+        every text file (one ``git grep`` over all of them)."""
+        revs, words = sorted(set(revs)), sorted(set(words))
+        found: dict[str, Counter[str]] = {rev: Counter() for rev in revs}
+        if not revs or not words:
+            return found
+        args = ["grep", "-I", "-o", "-w", "-F", "--no-color"]
+        for word in words:
+            args += ["-e", word]
+        proc = subprocess.run(self._git(*args, *revs, *self._pathspec()), capture_output=True, env=self._env)
+        if proc.returncode not in (0, 1):  # 1: nothing matched
+            self._fail("grep", proc.stderr)
+        for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+            rev, _, rest = line.partition(":")
+            word = rest.rsplit(":", 1)[-1]
+            if rev in found:
+                found[rev][word] += 1
+        return found
 
     def same_lines(self, new: str, old: str, path: str, lines: Iterable[int]) -> dict[int, int]:
         """Of ``lines`` of ``path`` at commit ``new``, those unchanged since commit ``old``, with

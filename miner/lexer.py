@@ -212,3 +212,67 @@ def _spans(text: str, ranges: list[tuple[int, int]]) -> list[CommentSpan]:
 
 
 __all__ = ["CommentSpan", "code_lines", "comment_spans", "Token"]
+
+
+# -- tokens: to tell a change of behaviour from one of layout --------------------------------
+
+_C_TOKEN = re.compile(r"""
+    (?P<string>"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?)
+  | (?P<word>[A-Za-z_$][\w$]*|\d[\w.]*)
+  | (?P<punct>\S)
+""", re.S | re.X)
+_QUOTES = "\"'`"
+
+
+def _normal_string(text: str) -> str:
+    """A string literal without its quote style ('a' and "a" are one string), as ``S<prefix>:<body>``.
+    Prefixes (b, r, f, u) are kept: they can change what the literal is."""
+    match = re.match(r"[A-Za-z]{0,2}(?=[\"'`])", text)
+    prefix = match.group().lower() if match else ""
+    body = text[match.end():] if match else text
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    if quote and quote[0] in _QUOTES:
+        body = body[len(quote):-len(quote)] if body.endswith(quote) and len(body) >= 2 * len(quote) else body[len(quote):]
+    return f"S{prefix}:" + body.replace('\\"', '"').replace("\\'", "'")
+
+
+def code_tokens(path: str, text: str) -> list[str] | None:
+    """The tokens of a source file, without comments, whitespace and quote style: two versions
+    with the same tokens differ only in layout (a formatter's run, re-wrapped lines, comments).
+    Strings are kept as ``S:<body>``. None when the language is not known."""
+    lower = path.lower()
+    if lower.endswith(C_FAMILY):
+        masked = _masked(text, _c_comments(text))
+        return [_normal_string(m.group()) if m.lastgroup == "string" else m.group()
+                for m in _C_TOKEN.finditer(masked)]
+    if lower.endswith((".py", ".pyi")):
+        comments, _ = _python_masks(text)
+        masked = _masked(text, sorted(comments))
+        out: list[str] = []
+        for m in _PY_TOKENS.finditer(masked):
+            kind, value = m.lastgroup, m.group()
+            if kind in ("newline", "cont") or not value.strip():
+                continue
+            if kind == "string":
+                out.append(_normal_string(value))
+            else:
+                out += [t.group() for t in _C_TOKEN.finditer(value)]
+        return out
+    lexer = _lexer(path)
+    if lexer is None:
+        return None
+    tokens: list[str] = []
+    string = ""  # pygments gives a literal in pieces (quotes, body, escapes): joined into one
+    for token, value in lexer.get_tokens(text):
+        if token in String and not _is_comment(token):
+            string += value
+            continue
+        if string:
+            tokens.append(_normal_string(string))
+            string = ""
+        if _is_comment(token) or not value.strip():
+            continue
+        tokens.append(value.strip())
+    if string:
+        tokens.append(_normal_string(string))
+    return tokens

@@ -91,6 +91,7 @@ class FixCommit(Record):
     meta: CommitMeta
     link: LinkKind
     named: tuple[str, ...] = ()  # full SHAs of commits the message names as the culprit
+    reasons: tuple[str, ...] = ()  # why it is taken to repair behaviour (see miner.vet)
 
 
 # -- the blame stage's output ------------------------------------------------------------------
@@ -115,6 +116,8 @@ class Evidence(Record):
                                           # older author); None when not measured
     prior: tuple[str, ...] = ()           # commits that wrote the lines it only rewrote
     reasons: tuple[str, ...] = ()         # why this tier, e.g. ("unanimous", "authored")
+    fix_reasons: tuple[str, ...] = ()     # why the fix is taken to repair behaviour (miner.vet), e.g.
+                                          # ("subject_keyword", "with_test")
 
 
 class Defect(Record):

@@ -44,6 +44,15 @@ class NoCosmetic:
     def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]:
         return set(lines)  # every line written from scratch: the strongest evidence
 
+    def removed_text(self, sha: str) -> frozenset[str]:
+        return frozenset()
+
+    def removed_lines(self, sha: str) -> dict[str, tuple[str, ...]]:
+        return {}
+
+    def occurrences(self, revs: Iterable[str], words: Iterable[str]) -> dict[str, Counter[str]]:
+        return {rev: Counter() for rev in revs}
+
 
 def traced(*pairs: tuple[str, int], added_only: bool = False) -> list[Traced]:
     return [Traced(BlameHit(final_line=i, sha=sha, orig_path="x.py", orig_line=line), added_only, ())
@@ -255,8 +264,9 @@ def test_tiers_on_a_generated_repository(calc: tuple[Repo, dict[str, str]]) -> N
     assert got == {
         # c_base appended the perimeter: it wrote the line from scratch.
         "fix_perimeter": (shas["c_base"], "blame", ("unanimous", "authored"), ()),
-        # c_area rewrote a line that had stood for three years: it changed it, strong evidence.
-        "fix_area": (shas["c_area"], "blame", ("unanimous", "rewrote", "old_prior"), (shas["root"],)),
+        # c_area rewrote a line the initial import wrote: that import could never be the one, so it
+        # does not compete (and the line had stood for three years).
+        "fix_area": (shas["c_area"], "blame", ("unanimous", "rewrote", "prior_not_candidate"), (shas["root"],)),
         # c_half2 rewrote a line c_half had written 18 days before: which one broke it?
         "fix_half": (shas["c_half2"], "plurality", ("unanimous", "rewrote", "recent_prior"), (shas["c_half"],)),
     }

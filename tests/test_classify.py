@@ -14,7 +14,9 @@ CONFIG = load_config()
     ("pkg/a_test.go", "tests"), ("test-data/unit/check-classes.test", "tests"),
     ("mypyc/test-data/run.test", "tests"), ("src/x.test.ts", "tests"), ("vendor/lib/x.go", "vendored"),
     ("third_party/a.c", "vendored"), ("api/x_pb2.py", "generated"), ("static/app.min.js", "vendored"),
-    ("package-lock.json", "lockfile"), ("go.sum", "lockfile"), ("Makefile", "source"),
+    ("package-lock.json", "lockfile"), ("go.sum", "lockfile"), ("Makefile", "config"),
+    ("man/man8/ip-tunnel.8", "docs"), ("examples/app/main.go", "docs"), ("include/uapi/linux/if.h", "vendored"),
+    ("src/lib.rs", "source"), ("packages/core/src/index.ts", "source"),
 ])
 def test_path_kind(path: str, kind: str) -> None:
     assert path_kind(path, CONFIG.paths) == kind

@@ -1,0 +1,242 @@
+"""How many of a build's fixtures are true, against fixtures people (or helpers) read one by one.
+
+An adjudicated set (``validity/`` in this repository) holds verdicts made with the rubric in
+ADJUDICATION.md, keyed by commit ids (never fixture ids, which change with the configuration):
+
+- a bug verdict judges one (change, fix) pair: is the fix a bug fix, did the change introduce the
+  defect, are the marked lines right. The pair is **valid** when all three hold;
+- a clean verdict judges one change: is it a plausible pull request, did a later commit fix it, does
+  it hold a real defect. It is **valid** when it is plausible, never fixed and holds none.
+
+A bug fixture is adjudicated when every fix it names has a verdict for its change, and valid when
+one of them is valid (the others then make its marking "partly" right). **Validity** is the share
+of adjudicated fixtures that are valid; **retention** is the share of the valid fixtures the
+sampled baseline emitted (``sampled_from`` of the verdicts) that the build still emits. Intervals
+are Wilson's, at 95%.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+from scipy.stats import binomtest
+
+from miner.errors import MinerError
+
+
+class _Verdict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BugVerdict(_Verdict):
+    repository: str
+    change: str
+    fixes: tuple[str, ...]
+    fix_is_bugfix: Literal["yes", "no", "unsure"]
+    defect_in_change: Literal["introduced", "carried", "not_present", "unsure"]
+    lines_right: Literal["yes", "partly", "no", "n/a"]
+    reviewable: Literal["yes", "hard", "no"]
+    hint: Literal["ok", "leak", "garbled"]
+    defect: str
+    note: str = ""
+    sampled_from: str
+
+    @property
+    def valid(self) -> bool:
+        return self.fix_is_bugfix == "yes" and self.defect_in_change == "introduced" \
+            and self.lines_right in ("yes", "partly")
+
+
+class CleanVerdict(_Verdict):
+    repository: str
+    change: str
+    plausible_pr: Literal["yes", "no"]
+    later_fixed: Literal["yes", "no", "unsure"]
+    later_fix: str = ""
+    real_defect: Literal["yes", "no", "unsure"]
+    note: str = ""
+    sampled_from: str
+
+    @property
+    def valid(self) -> bool:
+        return self.plausible_pr == "yes" and self.later_fixed == "no" and self.real_defect == "no"
+
+
+class RepositoryEntry(_Verdict):
+    name: str
+    url: str
+    language: str
+    role: Literal["tune", "heldout"]
+    fixes_trailers: bool
+    head: str
+
+
+@dataclass(frozen=True)
+class Adjudicated:
+    repositories: tuple[RepositoryEntry, ...]
+    bugs: tuple[BugVerdict, ...]
+    clean: tuple[CleanVerdict, ...]
+
+
+def load(folder: Path) -> Adjudicated:
+    """The adjudicated set in ``folder`` (``repositories.yaml``, ``bugs.jsonl``, ``clean.jsonl``)."""
+    try:
+        repos = yaml.safe_load((folder / "repositories.yaml").read_text(encoding="utf-8"))["repositories"]
+        bugs = [json.loads(line) for line in (folder / "bugs.jsonl").read_text(encoding="utf-8").splitlines() if line]
+        clean = [json.loads(line) for line in (folder / "clean.jsonl").read_text(encoding="utf-8").splitlines() if line]
+        return Adjudicated(tuple(RepositoryEntry.model_validate(r) for r in repos),
+                           tuple(BugVerdict.model_validate(b) for b in bugs),
+                           tuple(CleanVerdict.model_validate(c) for c in clean))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MinerError(f"cannot read the adjudicated set in {folder}: {exc}; give the validity/ folder of "
+                         "miner's repository") from exc
+
+
+@dataclass(frozen=True)
+class Rate:
+    """k of n, with a 95% Wilson interval."""
+
+    k: int
+    n: int
+
+    @property
+    def value(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        if not self.n:
+            return None
+        ci = binomtest(self.k, self.n).proportion_ci(confidence_level=0.95, method="wilson")
+        return float(ci.low), float(ci.high)
+
+    def text(self) -> str:
+        if not self.n:
+            return "-"
+        low, high = self.interval or (0.0, 0.0)
+        return f"{self.value:.2f} ({self.k}/{self.n}, {low:.2f}-{high:.2f})"
+
+    def to_json(self) -> dict[str, object]:
+        return {"k": self.k, "n": self.n, "value": self.value, "interval": self.interval}
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """What a build emitted for one repository: bug fixtures (change -> the fixes its defects name)
+    and clean fixtures (changes)."""
+
+    bugs: Mapping[str, frozenset[str]]
+    clean: frozenset[str]
+
+
+@dataclass
+class Score:
+    repository: str
+    role: str
+    bug_emitted: int = 0
+    bug_adjudicated: int = 0
+    bug_valid: int = 0
+    bug_baseline_valid: int = 0
+    bug_kept: int = 0
+    baseline: Rate = Rate(0, 0)
+    clean_emitted: int = 0
+    clean_adjudicated: int = 0
+    clean_valid: int = 0
+    clean_pool_valid: int = 0
+    clean_kept: int = 0
+    clean_baseline: Rate = Rate(0, 0)
+    invalid: list[str] = field(default_factory=list)
+
+    @property
+    def validity(self) -> Rate:
+        return Rate(self.bug_valid, self.bug_adjudicated)
+
+    @property
+    def retention(self) -> Rate:
+        return Rate(self.bug_kept, self.bug_baseline_valid)
+
+    @property
+    def clean_validity(self) -> Rate:
+        return Rate(self.clean_valid, self.clean_adjudicated)
+
+    @property
+    def clean_retention(self) -> Rate:
+        return Rate(self.clean_kept, self.clean_pool_valid)
+
+
+BASELINE = "0.2.0-default"
+
+
+def score(entry: RepositoryEntry, emitted: Emitted, bugs: Iterable[BugVerdict],
+          clean: Iterable[CleanVerdict]) -> Score:
+    """Validity and retention of what a build emitted for one repository."""
+    pairs = {(v.change, fix): v for v in bugs if v.repository == entry.url for fix in v.fixes}
+    result = Score(repository=entry.name, role=entry.role)
+    for change, fixes in sorted(emitted.bugs.items()):
+        result.bug_emitted += 1
+        verdicts = [pairs.get((change, fix)) for fix in sorted(fixes)]
+        if not verdicts or any(v is None for v in verdicts):
+            continue
+        result.bug_adjudicated += 1
+        if any(v.valid for v in verdicts if v is not None):
+            result.bug_valid += 1
+        else:
+            result.invalid.append(f"{change[:12]} <- {','.join(f[:12] for f in sorted(fixes))}")
+    baseline: dict[str, list[BugVerdict]] = {}
+    for v in pairs.values():
+        if v.sampled_from == BASELINE:
+            baseline.setdefault(v.change, []).append(v)
+    result.baseline = Rate(sum(any(v.valid for v in vs) for vs in baseline.values()), len(baseline))
+    for change, verdicts in baseline.items():
+        good = {fix for v in verdicts if v.valid for fix in v.fixes}
+        if good:
+            result.bug_baseline_valid += 1
+            result.bug_kept += bool(good & emitted.bugs.get(change, frozenset()))
+    mine = [v for v in clean if v.repository == entry.url]
+    by_change = {v.change: v for v in mine}
+    result.clean_baseline = Rate(sum(v.valid for v in mine), len(mine))
+    for change in sorted(emitted.clean):
+        result.clean_emitted += 1
+        verdict = by_change.get(change)
+        if verdict is not None:
+            result.clean_adjudicated += 1
+            result.clean_valid += verdict.valid
+    result.clean_pool_valid = sum(v.valid for v in mine)
+    result.clean_kept = sum(v.valid and v.change in emitted.clean for v in mine)
+    return result
+
+
+def emitted(out: Path, repository: str) -> Emitted:
+    """The fixtures a build output holds for ``repository`` (its name in the manifest)."""
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    bugs: dict[str, frozenset[str]] = {}
+    clean: set[str] = set()
+    for entry in manifest["fixtures"]:
+        if entry["repository"] != repository:
+            continue
+        answer = json.loads((out / entry["answer"]).read_text(encoding="utf-8"))
+        if answer["kind"] == "bug":
+            bugs[answer["head"]] = frozenset(d["fix"] for d in answer["defects"] or ())
+        else:
+            clean.add(answer["head"])
+    return Emitted(bugs=bugs, clean=frozenset(clean))
+
+
+def total(scores: Iterable[Score]) -> Score:
+    """The sum of several repositories' scores."""
+    out = Score(repository="all", role="")
+    base_k = base_n = cb_k = cb_n = 0
+    for s in scores:
+        for name in ("bug_emitted", "bug_adjudicated", "bug_valid", "bug_baseline_valid", "bug_kept", "clean_emitted",
+                     "clean_adjudicated", "clean_valid", "clean_pool_valid", "clean_kept"):
+            setattr(out, name, getattr(out, name) + getattr(s, name))
+        base_k, base_n = base_k + s.baseline.k, base_n + s.baseline.n
+        cb_k, cb_n = cb_k + s.clean_baseline.k, cb_n + s.clean_baseline.n
+    out.baseline, out.clean_baseline = Rate(base_k, base_n), Rate(cb_k, cb_n)
+    return out
