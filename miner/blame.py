@@ -381,7 +381,8 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
     """Turn what blame found for one fix into labels: one per introducing commit, or a drop.
 
     ``text`` holds the fix's own code lines: a fix that restores what the candidate replaced is
-    strong evidence for it; one whose new lines use what did not exist yet is a victim line's.
+    strong evidence for it; one that takes off its lines a name the rest of the repository has
+    since dropped adapts a victim line to a later change.
     """
     traced, relands, reapplied = through_relands(traced, lookup, config, history)
     counts = Counter(t.hit.sha for t in traced)
@@ -418,7 +419,7 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
             reasons += ("moved_lines_left_out",)
         elif moved:  # every line it has of its own only moved or re-indented: the defect is older
             tier, reasons, kept = _demoted(tier, "weak"), reasons + ("carried",), mine
-        if tier == "blame" and link == "blame" and labels.victim_check:
+        if tier in ("explicit", "blame") and labels.victim_check:
             later = victim(fix, intro, text, config, history)
             if later:
                 tier, reasons = "weak", reasons + ("victim",)

@@ -32,7 +32,7 @@ from miner.blame import tier_allowed
 from miner.cache import Cache, labels_key, visible_key
 from miner.classify import has_generated_marker
 from miner.classify import path_kind
-from miner.clean import FixTouches, pick_clean, stratum, wanted
+from miner.clean import FixTouches, corrected_by, pick_clean, source_paths, stratum, unreviewable, wanted
 from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
                           fixture_task, in_order, label_task, make_executor)
@@ -42,7 +42,7 @@ from miner.git import Repo
 from miner.ledger import LEDGER, Ledger, assign, families, updated
 from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Visible, iso
 from miner.split import repository_split
-from miner.vet import vet_fixes
+from miner.vet import sides_reader, vet_fixes
 from miner.walk import find_fixes
 from miner.write import MANIFEST, Staging, check_destination, check_outside, dumps
 
@@ -57,6 +57,7 @@ class RepoReport:
     shallow: bool
     commits: int = 0
     fixes: int = 0
+    labelled: int = 0  # the fixes whose message passed the vet stage: those blame labels
     labels: Counter[str] = field(default_factory=Counter)
     bugs: int = 0
     clean: int = 0
@@ -122,6 +123,25 @@ def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
         return has_generated_marker(repo.blob(sha, path) or b"", config.paths)
     except MissingObjectError:
         return False
+
+
+def _clean_check(repo: Repo, head: str, config: Config, fixes: set[str]) -> Callable[[CommitMeta], str | None]:
+    """The clean stage's checks that read git, for the candidates its sample reaches: why one is
+    refused (a reformat, generated code, nothing to review, corrected later), or None."""
+    def check(meta: CommitMeta) -> str | None:
+        if repo.is_cosmetic(meta.sha):
+            return "whitespace_only"
+        if all(_generated(repo, meta.sha, path, config) for path in source_paths(meta, config)):
+            return "generated_only"
+        try:
+            ((_, diffs),) = list(repo.diffs([meta.sha]))
+            reason = unreviewable(diffs, sides_reader(repo.blob, meta.parents[0], meta.sha), config)
+            if reason:
+                return reason
+            return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
+        except MissingObjectError:
+            return "clean_missing_object"
+    return check
 
 
 def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", force: bool = False,
@@ -340,6 +360,7 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
     fixes = list(find_fixes(metas.values(), config, repo.expand, report.dropped["walk"]))
     fixes.sort(key=lambda f: f.meta.sha)
     vetted = [fix.model_copy(update={"reasons": why}) for fix, why in vet_fixes(fixes, config, report.dropped["vet"])]
+    report.labelled = len(vetted)
     report.commits, report.fixes = len(metas), len(fixes)
     log(f"{name}: {len(metas)} commits, {len(fixes)} fixes")
     labels = _labels(repo, head, identity, vetted, metas, config, pool, jobs, cache, report, progress, scratch)
@@ -356,10 +377,11 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
     in_window = [m for m in metas.values() if window.holds(m.committed)]
     if len(in_window) < len(metas):
         report.dropped["clean"]["outside_window"] += len(metas) - len(in_window)
+    fix_shas = {f.meta.sha for f in fixes}
     picks = pick_clean(sorted(in_window, key=lambda m: m.sha), wanted(len(bugs), config), config,
-                       int(head_date.timestamp()), blamed, {f.meta.sha for f in fixes}, repo.is_cosmetic,
-                       report.dropped["clean"], lambda sha, path: _generated(repo, sha, path, config),
-                       match=bug_strata, touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope))
+                       int(head_date.timestamp()), blamed, fix_shas, _clean_check(repo, head, config, fix_shas),
+                       report.dropped["clean"], match=bug_strata,
+                       touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope))
     survival = _survival(repo, head, picks, metas, config, pool, jobs) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
     jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]

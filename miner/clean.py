@@ -1,10 +1,14 @@
 """Stage 3: pick clean commits: changes that nothing later fixed or reverted.
 
-A candidate must look like a pull request a reviewer could be handed (source code changed,
-not a merge, not the initial import, not a bot's, not a pure reformat, not too large), must
-not be blamed or named by any fix at any tier, and must have been observed for the waiting
-window: a change younger than that may hold a bug nobody has found yet. The sample is
-seeded: the same seed, repository and config always pick the same commits.
+A candidate must look like a pull request a reviewer could be handed: source code changed (not
+only tests, docs, examples, configuration, vendored or generated files), code added (not a
+deletion alone), not a merge, the initial import, a bot's, a revert or a fix, not too large; and
+once sampled, not a change of layout, comments, type annotations or message text alone, not a
+submodule or version bump (``unreviewable``). It must not be blamed or named by any fix at any tier,
+and no later commit within the waiting window may have rewritten or removed the lines it added in a
+commit that reads as a correction (``corrected_by``), in any kind of file, tests and CI included. It
+must have been observed for the waiting window: a change younger than that may hold a bug nobody has
+found yet. The sample is seeded: the same seed, repository and config always pick the same commits.
 """
 
 from __future__ import annotations
@@ -13,11 +17,15 @@ import bisect
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
 
 from miner.classify import is_bot, path_kind, reverted_shas
 from miner.config import Config
-from miner.records import CleanPick, CommitMeta
+from miner.git import BlameHit
+from miner.records import CleanPick, CommitMeta, FileDiff
+from miner.vet import Sides, neutral
 
 
 class FixTouches:
@@ -62,8 +70,11 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
         return "is_revert"
     if meta.sha in blamed:
         return "blamed_by_fix"
-    if not source_paths(meta, config):
+    source = [f for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
+    if not source:
         return "no_source_change"
+    if not any(f.added for f in source):
+        return "deletion_only"
     if meta.changed_lines > config.clean.max_changed_lines:
         return "too_large"
     if not meta.paths_are_utf8:
@@ -86,6 +97,71 @@ def wanted(bugs: int, config: Config) -> int:
 
 def source_paths(meta: CommitMeta, config: Config) -> list[str]:
     return [f.path for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
+
+
+_VERSION = re.compile(r"version|\b\d+\.\d+(\.\d+)+\b", re.I)
+_DIGITS = re.compile(r"\d+")
+
+
+def unreviewable(diffs: list[FileDiff], sides: Sides, config: Config) -> str | None:
+    """Why a change, read whole, gives a reviewer nothing to review, or None: its source files are
+    only submodules, or changed only in layout, comments, type annotations or message text (the
+    lexer, or Python's syntax tree, decides), or its changed lines only bump versions or numbers
+    (a release, a copyright or golden-file year)."""
+    source = [d for d in diffs if path_kind(d.new_path or d.old_path or "", config.paths) == "source" and not d.binary]
+    real = [d for d in source if not d.link]
+    if not real:
+        return "submodule_only" if source else "no_source_change"
+    how = neutral(real, sides, config)
+    if how:
+        return f"{how}_only"
+    changed = [d for d in diffs if not d.binary and not d.link]
+    removed = sorted(_DIGITS.sub("0", t) for d in changed for _, t in d.removed if t.strip())
+    added = sorted(_DIGITS.sub("0", t) for d in changed for _, t in d.added if t.strip())
+    lines = [t for d in changed for _, t in (*d.added, *d.removed) if t.strip()]
+    if lines and (removed == added or all(_VERSION.search(t) for t in lines)):
+        return "bump_only"
+    return None
+
+
+class Later(Protocol):
+    """What ``corrected_by`` reads of the history after a change."""
+
+    def later_commits(self, sha: str, head: str, paths: list[str], until: int) -> list[CommitMeta]: ...
+    def diffs(self, shas: Iterable[str]) -> Iterator[tuple[str, list[FileDiff]]]: ...
+    def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]: ...
+
+
+def reads_as_correction(meta: CommitMeta, config: Config, fixes: set[str]) -> bool:
+    """A later commit that says it repairs something: a fix by the walk's rules, a revert, or
+    words of correction (``clean.corrections``: "correct", "broken", "bump year", ...)."""
+    if meta.sha in fixes or reverted_shas(meta.message, config.fixes):
+        return True
+    words = config.fixes.keywords
+    if re.search(r"\b(?:" + "|".join(re.escape(k) for k in words) + r")\b", meta.message, re.I):
+        return True
+    return any(re.search(p, meta.message, re.I) for p in config.clean.corrections)
+
+
+def corrected_by(meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config,
+                 fixes: set[str]) -> str | None:
+    """The first later commit, within the waiting window, that reads as a correction and rewrote
+    or removed a line this change added, in any kind of file (code, tests, examples, CI, scripts);
+    None when there is none. Blame at that commit's parent says whose lines it changed."""
+    paths = sorted({d.new_path for d in diffs if d.new_path and d.added and not d.binary and not d.link})
+    if not paths or not meta.parents:
+        return None
+    until = meta.committer_time + config.clean.wait_days * 86400
+    later = {m.sha: m for m in history.later_commits(meta.sha, head, paths, until)
+             if reads_as_correction(m, config, fixes) and m.parents}
+    for sha, found in history.diffs(sorted(later, key=lambda s: (later[s].committer_time, s))):
+        for diff in found:
+            if diff.old_path is None or diff.binary or diff.link or not diff.removed:
+                continue
+            hits = history.blame(later[sha].parents[0], diff.old_path, [n for n, _ in diff.removed])
+            if any(hit.sha == meta.sha for hit in hits):
+                return sha
+    return None
 
 
 Stratum = tuple[str, str, str]
@@ -120,16 +196,17 @@ def allocate(targets: Counter[Stratum], count: int) -> dict[Stratum, int]:
 
 
 def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_at: int,
-               blamed: set[str], fixes: set[str], is_cosmetic: Callable[[str], bool],
-               dropped: Counter[str], is_generated: Callable[[str, str], bool] = lambda sha, path: False,
-               match: Iterable[Stratum] = (), touches: FixTouches | None = None) -> list[CleanPick]:
+               blamed: set[str], fixes: set[str], check: Callable[[CommitMeta], str | None],
+               dropped: Counter[str], match: Iterable[Stratum] = (),
+               touches: FixTouches | None = None) -> list[CleanPick]:
     """A seeded sample of ``count`` clean commits; counts every refused candidate by reason.
 
     With ``match`` (the strata of the repository's bug fixtures) the sample is stratified:
     each stratum gets its share of ``count``, drawn in seeded order, so clean changes look
     like bug changes in size, spread and language; strata with too few candidates are
-    filled from the rest in seeded order. The checks that need git (whitespace-only,
-    generated headers) run only on the commits the sample reaches.
+    filled from the rest in seeded order. ``check`` holds the checks that need git (a
+    whitespace-only or generated change, ``unreviewable``, ``corrected_by``): it runs only on
+    the commits the sample reaches and gives the reason one is refused.
     """
     eligible: list[CommitMeta] = []
     for meta in commits:
@@ -149,10 +226,9 @@ def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_
     def accept(meta: CommitMeta) -> bool:
         if meta.sha in taken or meta.sha in refused:
             return False
-        if is_cosmetic(meta.sha):
-            dropped["whitespace_only"] += 1
-        elif all(is_generated(meta.sha, path) for path in source_paths(meta, config)):
-            dropped["generated_only"] += 1
+        reason = check(meta)
+        if reason:
+            dropped[reason] += 1
         else:
             taken.add(meta.sha)
             picks.append(CleanPick(sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400,

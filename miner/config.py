@@ -97,6 +97,8 @@ class LabelsConfig(_Section):
 
 
 class CleanConfig(_Section):
+    _regexes = field_validator("corrections")(_check_regexes)
+
     wait_days: int = Field(ge=0)
     admit_young: bool
     fix_window_days: int = Field(ge=0)
@@ -104,6 +106,7 @@ class CleanConfig(_Section):
     survival: bool
     min_survival: float = Field(ge=0, le=1)
     max_changed_lines: int = Field(gt=0)
+    corrections: list[str]
     ratio: float = Field(ge=0)
     min_count: int = Field(ge=0)
     max_count: int = Field(ge=0)

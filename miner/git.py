@@ -312,6 +312,16 @@ class Repo:
         if buffer:
             yield _parse_commit(buffer)
 
+    def later_commits(self, sha: str, head: str, paths: list[str], until: int) -> list[CommitMeta]:
+        """The non-merge commits after ``sha`` up to ``head`` that touched ``paths``, committed no later
+        than ``until`` (seconds since the epoch), oldest first."""
+        if not paths:
+            return []
+        args = ["log", "-z", "--no-merges", "--numstat", "-M", "--no-ext-diff", "--no-textconv", "--reverse",
+                f"--format={_HEADER}", f"--until={until}", head, f"^{sha}", "--",
+                *(f":(literal){p}" for p in paths)]
+        return [_parse_commit(record) for record in self.run(*args).split(b"\x01") if record]
+
     def meta(self, sha: str) -> CommitMeta | None:
         """One commit's record, as the walk gives it; None for a merge or unknown SHA.
 

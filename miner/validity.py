@@ -17,6 +17,7 @@ are Wilson's, at 95%.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -139,6 +140,7 @@ class Emitted:
 class Score:
     repository: str
     role: str
+    bug_total: int = 0
     bug_emitted: int = 0
     bug_adjudicated: int = 0
     bug_valid: int = 0
@@ -173,12 +175,24 @@ class Score:
 BASELINE = "0.2.0-default"
 
 
+def sample(changes: Iterable[str], size: int | None, seed: str) -> list[str]:
+    """A seeded uniform sample of ``size`` changes (all of them when None): those whose salted hash is
+    smallest, so a build that drops a few keeps the rest of its sample and draws the next ones in."""
+    ordered = sorted(changes, key=lambda c: hashlib.sha256(f"{seed}:{c}".encode()).hexdigest())
+    return ordered if size is None else ordered[:size]
+
+
 def score(entry: RepositoryEntry, emitted: Emitted, bugs: Iterable[BugVerdict],
-          clean: Iterable[CleanVerdict]) -> Score:
-    """Validity and retention of what a build emitted for one repository."""
+          clean: Iterable[CleanVerdict], size: int | None = None, seed: str = "validity") -> Score:
+    """Validity and retention of what a build emitted for one repository; with ``size``, validity is
+    measured on a seeded uniform sample of that many bug and clean fixtures (``sample``)."""
     pairs = {(v.change, fix): v for v in bugs if v.repository == entry.url for fix in v.fixes}
     result = Score(repository=entry.name, role=entry.role)
+    drawn = set(sample(emitted.bugs, size, f"{seed}:{entry.name}"))
+    result.bug_total = len(emitted.bugs)
     for change, fixes in sorted(emitted.bugs.items()):
+        if change not in drawn:
+            continue
         result.bug_emitted += 1
         verdicts = [pairs.get((change, fix)) for fix in sorted(fixes)]
         if not verdicts or any(v is None for v in verdicts):
@@ -201,7 +215,7 @@ def score(entry: RepositoryEntry, emitted: Emitted, bugs: Iterable[BugVerdict],
     mine = [v for v in clean if v.repository == entry.url]
     by_change = {v.change: v for v in mine}
     result.clean_baseline = Rate(sum(v.valid for v in mine), len(mine))
-    for change in sorted(emitted.clean):
+    for change in sorted(sample(emitted.clean, size, f"{seed}:{entry.name}:clean")):
         result.clean_emitted += 1
         verdict = by_change.get(change)
         if verdict is not None:
@@ -233,7 +247,7 @@ def total(scores: Iterable[Score]) -> Score:
     out = Score(repository="all", role="")
     base_k = base_n = cb_k = cb_n = 0
     for s in scores:
-        for name in ("bug_emitted", "bug_adjudicated", "bug_valid", "bug_baseline_valid", "bug_kept", "clean_emitted",
+        for name in ("bug_total", "bug_emitted", "bug_adjudicated", "bug_valid", "bug_baseline_valid", "bug_kept", "clean_emitted",
                      "clean_adjudicated", "clean_valid", "clean_pool_valid", "clean_kept"):
             setattr(out, name, getattr(out, name) + getattr(s, name))
         base_k, base_n = base_k + s.baseline.k, base_n + s.baseline.n

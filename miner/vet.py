@@ -145,22 +145,26 @@ def vet_diff(diffs: list[FileDiff], sides: Sides, config: Config) -> tuple[str |
     if not source:
         others = sorted(k for k in kinds if kinds[k])
         return (f"fix_only_{others[0]}" if len(others) == 1 else "fix_only_non_source"), ()
-    neutral: Counter[str] = Counter()
-    for diff in source:
+    how = neutral(source, sides, config)
+    return (f"fix_{how}_only", ()) if how else (None, signals)
+
+
+def neutral(files: list[FileDiff], sides: Sides, config: Config) -> str | None:
+    """How changes to these code files leave behaviour alone, when every one of them does:
+    ``types``, ``messages``, ``layout`` or ``generated``; None when one of them may change it."""
+    found: Counter[str] = Counter()
+    for diff in files:
         before, after = sides(diff)
         if before is None or after is None:  # a file added or deleted is a change of behaviour
-            return None, signals
+            return None
         if has_generated_marker(after, config.paths) or has_generated_marker(before, config.paths):
-            neutral["generated"] += 1
+            found["generated"] += 1
             continue
         how = _neutral_change(diff.new_path or "", before, after)
         if how is None:
-            return None, signals
-        neutral[how] += 1
-    for how in ("types", "messages", "layout", "generated"):
-        if neutral[how]:
-            return f"fix_{how}_only", ()
-    return None, signals
+            return None
+        found[how] += 1
+    return next((how for how in ("types", "messages", "layout", "generated") if found[how]), None)
 
 
 def _dependency(diff: FileDiff, config: Config) -> bool:
@@ -197,19 +201,39 @@ def _neutral_change(path: str, before: bytes, after: bytes) -> str | None:
     a, b = code_tokens(path, old), code_tokens(path, new)
     if a is None or b is None:
         return None
-    if a == b:
+    if a == b or _imports_reordered(path, old, new):
         return "layout"
     if len(a) == len(b) and all(x == y or (_prose(x) and _prose(y)) for x, y in zip(a, b)):
         return "messages"
     return None
 
 
+_IMPORT = re.compile(r"^\s*(use\s|import\s|from\s+\S+\s+import\s|#\s*include\s|(const|let|var)\s+\w+\s*=\s*require\()")
+
+
+def _imports_reordered(path: str, old: str, new: str) -> bool:
+    """Whether two versions differ only in the order of their import lines (a formatter sorting them)."""
+    def split(text: str) -> tuple[list[str] | None, list[str]]:
+        lines = text.split("\n")
+        imports = sorted("".join(line.split()) for line in lines if _IMPORT.match(line))
+        return code_tokens(path, "\n".join(line for line in lines if not _IMPORT.match(line))), imports
+    (a, ia), (b, ib) = split(old), split(new)
+    return a is not None and a == b and ia == ib and ia != []
+
+
 def _prose(token: str) -> bool:
     """A string literal that reads as a sentence for a person (a message), not a key or a format."""
     if not token.startswith("S:"):
         return False
-    body = token[2:]
-    return len(re.findall(r"[A-Za-z]{2,}", body)) >= 3 and " " in body and not re.search(r"[%{}<>\\/=]", body)
+    body = re.sub(r"\\\n\s*", " ", token[2:])  # a line continuation inside the literal
+    return (len(re.findall(r"[A-Za-z]{2,}", body)) >= 3 and " " in body and not _FORMAT.search(body)
+            and not _QUERY.search(body))
+
+
+# What makes a string more than a message: a format conversion or placeholder, an escape other than a
+# line break or tab, or the words of a query.
+_FORMAT = re.compile(r"%[-+ 0#]*[\d*]*(?:\.[\d*]+)?[hlLqjzt]*[diouxXeEfFgGcsp%]|\{[\w.:!]*\}|\$\{|\\[^nt]")
+_QUERY = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|ALTER|DROP|JOIN)\b")
 
 
 def _python_shape(old: str, new: str, strip_types: bool) -> bool | None:

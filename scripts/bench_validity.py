@@ -37,7 +37,7 @@ from pathlib import Path
 from miner.build import build
 from miner.config import load_config
 from miner.errors import MinerError
-from miner.validity import Adjudicated, BugVerdict, Rate, RepositoryEntry, Score, emitted, load, score, total
+from miner.validity import Adjudicated, BugVerdict, Rate, RepositoryEntry, Score, emitted, load, sample, score, total
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,8 +87,30 @@ def pydriller_score(entry: RepositoryEntry, path: Path, bugs: list[BugVerdict]) 
     return Rate(sum(v.valid for v in judged), len(judged)), sum(len(c) for c in named.values())
 
 
+def unjudged(where: Path, entry: RepositoryEntry, out: Path, data: Adjudicated, size: int | None) -> None:
+    """Append the sampled fixtures that have no verdict (one JSON line each: repository, fixture, change,
+    fixes, kind), to be adjudicated."""
+    found = emitted(out, entry.name)
+    judged = {(v.change, fix) for v in data.bugs if v.repository == entry.url for fix in v.fixes}
+    judged_clean = {v.change for v in data.clean if v.repository == entry.url}
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    ids = {}
+    for e in manifest["fixtures"]:
+        ids[json.loads((out / e["answer"]).read_text(encoding="utf-8"))["head"]] = e["id"]
+    with open(where, "a", encoding="utf-8") as handle:
+        for change in sample(found.bugs, size, f"validity:{entry.name}"):
+            fixes = sorted(found.bugs[change])
+            if not all((change, fix) in judged for fix in fixes):
+                handle.write(json.dumps({"repository": entry.name, "fixture": ids[change], "change": change,
+                                         "fixes": fixes, "kind": "bug", "out": str(out)}) + "\n")
+        for change in sample(found.clean, size, f"validity:{entry.name}:clean"):
+            if change not in judged_clean:
+                handle.write(json.dumps({"repository": entry.name, "fixture": ids[change], "change": change,
+                                         "kind": "clean", "out": str(out)}) + "\n")
+
+
 def row(s: Score, pyd: tuple[Rate, int] | None) -> str:
-    text = (f"{s.repository:<11} {s.role:<8} {s.bug_emitted:>5} {s.bug_adjudicated:>5}  {s.validity.text():<22} "
+    text = (f"{s.repository:<11} {s.role:<8} {s.bug_total:>5} {s.bug_adjudicated:>5}  {s.validity.text():<22} "
             f"{s.baseline.text():<22} {s.retention.text():<22} | {s.clean_emitted:>5} {s.clean_adjudicated:>4}  "
             f"{s.clean_validity.text():<22} {s.clean_baseline.text():<22} {s.clean_retention.text():<22}")
     if pyd is not None:
@@ -109,6 +131,9 @@ def main() -> int:
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-invalid", action="store_true", help="list the adjudicated invalid fixtures emitted")
+    parser.add_argument("--sample", type=int, help="measure validity on a seeded uniform sample of this many bug "
+                        "(and clean) fixtures per repository, not on every emitted one that has a verdict")
+    parser.add_argument("--list-unjudged", type=Path, help="write the sampled fixtures that have no verdict here")
     args = parser.parse_args()
     given = {k: Path(v) for k, _, v in (r.partition("=") for r in args.repo)}
     data: Adjudicated = load(args.validity)
@@ -126,7 +151,9 @@ def main() -> int:
         path = clone_of(entry, args.mirrors, given)
         out = keep / entry.name
         seconds = build_one(entry, path, out, args.jobs, args.fresh)
-        s = score(entry, emitted(out, entry.name), data.bugs, data.clean)
+        s = score(entry, emitted(out, entry.name), data.bugs, data.clean, args.sample)
+        if args.list_unjudged:
+            unjudged(args.list_unjudged, entry, out, data, args.sample)
         scores.append(s)
         if args.pydriller:
             pyd[entry.name] = pydriller_score(entry, path, list(data.bugs))

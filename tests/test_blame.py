@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from miner.blame import Traced, decide, trace
+from miner.blame import FixText, Traced, decide, trace
 from miner.config import load_config
 from miner.git import BlameHit, Repo
 from miner.samples import build_repo
@@ -270,3 +270,90 @@ def test_tiers_on_a_generated_repository(calc: tuple[Repo, dict[str, str]]) -> N
         # c_half2 rewrote a line c_half had written 18 days before: which one broke it?
         "fix_half": (shas["c_half2"], "plurality", ("unanimous", "rewrote", "recent_prior"), (shas["c_half"],)),
     }
+
+
+class Texts(NoCosmetic):
+    """A history that also knows file contents and what each commit removed."""
+
+    def __init__(self, files: dict[tuple[str, str], str], removed: dict[str, dict[str, tuple[str, ...]]]) -> None:
+        self.files, self.removed = files, removed
+
+    def blob(self, sha: str, path: str) -> bytes | None:
+        text = self.files.get((sha, path))
+        return None if text is None else text.encode()
+
+    def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]:
+        return set() if self.removed.get(sha) else set(lines)
+
+    def removed_lines(self, sha: str) -> dict[str, tuple[str, ...]]:
+        return self.removed.get(sha, {})
+
+    def removed_text(self, sha: str) -> frozenset[str]:
+        return frozenset("".join(t.split()) for lines in self.removed_lines(sha).values() for t in lines)
+
+
+def test_lines_a_change_only_moved_are_not_its_defects() -> None:
+    history = Texts({(A, "x.py"): "a = compute(x)\nb = fresh(y)\n"}, {A: {"y.py": ("a = compute(x)",)}})
+    (label,) = decide(fix(), traced((A, 1), (A, 2)), METAS.get, CONFIG, history)
+    assert [(d.line_start, d.line_end) for d in label.defects] == [(2, 2)]
+    assert "moved_lines_left_out" in label.defects[0].evidence.reasons
+    moved = Texts({(A, "x.py"): "a = compute(x)\n"}, {A: {"y.py": ("    a = compute(x)",)}})
+    (label,) = decide(fix(), traced((A, 1)), METAS.get, CONFIG, moved)
+    assert (label.tier, label.defects[0].evidence.reasons[-1]) == ("weak", "carried")
+
+
+def test_a_rewrite_that_kept_what_the_fix_changed_is_inherited() -> None:
+    # A rewrote "if n > 0:" into "if n > 0 and ready:"; the fix changes the "n > 0" it kept.
+    history = Texts({(A, "x.py"): "if n > 0 and ready:\n"}, {A: {"x.py": ("if n > 0:",)}})
+    kept = FixText(removed=("if n > 0 and ready:",), added=("if n >= 0 and ready:",),
+                   added_at=(("x.py", ("if n >= 0 and ready:",)),))
+    t = [Traced(BlameHit(final_line=1, sha=A, orig_path="x.py", orig_line=1), False, (), "x.py")]
+    (label,) = decide(fix(), t, METAS.get, CONFIG, history, kept)
+    assert (label.tier, label.defects[0].evidence.reasons) == ("weak", ("unanimous", "rewrote", "inherited"))
+    # The fix changes what A wrote: A's.
+    own = FixText(removed=("if n > 0 and ready:",), added=("if n > 0 and ready():",),
+                  added_at=(("x.py", ("if n > 0 and ready():",)),))
+    (label,) = decide(fix(), t, METAS.get, CONFIG, history, own)
+    assert label.tier in ("blame", "plurality") and "inherited" not in label.defects[0].evidence.reasons
+
+
+def test_a_fix_that_restores_the_replaced_text_is_strong_evidence() -> None:
+    history = Texts({(A, "x.py"): "return start + size - 1\n"}, {A: {"x.py": ("return start + size",)}})
+    back = FixText(removed=("return start + size - 1",), added=("return start + size",),
+                   added_at=(("x.py", ("return start + size",)),))
+    t = [Traced(BlameHit(final_line=1, sha=A, orig_path="x.py", orig_line=1), False, (), "x.py")]
+    (label,) = decide(fix(), t, METAS.get, CONFIG, history, back)
+    assert (label.tier, label.defects[0].evidence.reasons) == ("blame", ("unanimous", "rewrote", "restores"))
+
+
+def test_a_label_spanning_many_lines_is_diffuse() -> None:
+    (label,) = run(fix(), traced(*((A, n) for n in range(1, 40))))
+    assert (label.tier, label.defects[0].evidence.reasons[-1]) == ("diffuse", "diffuse")
+    (label,) = run(fix(), traced(*((A, n) for n in range(1, 40, 2))))  # 20 lines, 20 ranges
+    assert label.tier == "diffuse"
+
+
+def test_a_fix_with_the_changes_own_subject_is_no_fix() -> None:
+    same = FixCommit(meta=meta(FIX, parents=(A,), message="Change things"), link="keyword")
+    (label,) = run(same, traced((A, 1)))
+    assert (label.intro, label.dropped) == (None, "fix_repeats_change")
+
+
+class Counts(NoCosmetic):
+    def __init__(self, counts: dict[str, Counter[str]]) -> None:
+        self.counts = counts
+
+    def occurrences(self, revs: Iterable[str], words: Iterable[str]) -> dict[str, Counter[str]]:
+        return {rev: Counter({w: self.counts[rev][w] for w in words}) for rev in revs}
+
+
+def test_a_name_the_repository_dropped_after_the_change_marks_a_victim_line() -> None:
+    # A used count_of, defined elsewhere; by the fix's parent only A's line still uses it.
+    text = FixText(removed=("n = stock.count_of(item)",), added=("n = stock.quantity_of(item)",))
+    history = Counts({A: Counter(count_of=3, stock=4, item=9), FIX[:-1] + "0": Counter(count_of=1, stock=4, item=9)})
+    f = FixCommit(meta=meta(FIX, parents=(FIX[:-1] + "0",), message="Fix crash in the report"), link="keyword")
+    (label,) = decide(f, traced((A, 1)), METAS.get, CONFIG, history, text)
+    assert (label.tier, label.defects[0].evidence.reasons[-1]) == ("weak", "victim")
+    still = Counts({A: Counter(count_of=3), FIX[:-1] + "0": Counter(count_of=2)})  # still used elsewhere
+    (label,) = decide(f, traced((A, 1)), METAS.get, CONFIG, still, text)
+    assert label.tier == "blame"

@@ -55,7 +55,7 @@ def test_every_truth_defect_yields_its_bug_fixture(samples: dict[str, Sample], f
 
 def test_no_other_bug_fixtures(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
     for name, sample in samples.items():
-        expected = {sample.sha(d["introduced_by"]) for d in sample.truth["defects"]}
+        expected = {sample.sha(d["introduced_by"]) for d in sample.truth["defects"] + sample.truth.get("demoted", [])}
         bugs = {head for head, a in answers(full_build[name]).items() if a["kind"] == "bug"}
         names = {v: k for k, v in sample.shas.items()}
         assert bugs <= expected, f"{name}: unexpected bug fixtures {[names[b] for b in bugs - expected]}"
@@ -80,12 +80,37 @@ def test_never_commits_never_appear(samples: dict[str, Sample], full_build: dict
 def test_unlabelled_fixes_are_dropped_with_their_reason(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
     for name, sample in samples.items():
         manifest = json.loads((full_build[name] / "manifest.json").read_text())
-        dropped = manifest["repositories"][0]["dropped"]["blame"]
         found = answers(full_build[name])
         for entry in sample.truth.get("unlabelled_fixes", []):
+            dropped = manifest["repositories"][0]["dropped"][entry.get("stage", "blame")]
             assert dropped.get(entry["reason"], 0) >= 1, f"{name}: {entry}"
             fix = sample.sha(entry["fix"])
             assert not any(d["fix"] == fix for a in found.values() for d in a["defects"] or []), name
+
+
+def test_demoted_labels_stay_below_the_default_tiers_with_their_reason(
+        samples: dict[str, Sample], full_build: dict[str, Path], default_build: Path) -> None:
+    default = answers(default_build)
+    for name, sample in samples.items():
+        found = answers(full_build[name])
+        for entry in sample.truth.get("demoted", []):
+            fix = sample.sha(entry["fix"])
+            answer = found.get(sample.sha(entry["introduced_by"]))
+            assert answer is not None, f"{name}: {entry['case']}"
+            mine = [d for d in answer["defects"] if d["fix"] == fix]
+            assert mine and {d["evidence"]["tier"] for d in mine} == {entry["tier"]}, f"{name}: {entry['case']}"
+            assert all(entry["reason"] in d["evidence"]["reasons"] for d in mine), f"{name}: {entry['case']}"
+            assert not any(d["fix"] == fix for a in default.values() for d in a["defects"] or []), entry["case"]
+
+
+def test_clean_candidates_are_refused_with_their_reason(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    for name, sample in samples.items():
+        manifest = json.loads((full_build[name] / "manifest.json").read_text())
+        dropped = manifest["repositories"][0]["dropped"]["clean"]
+        found = answers(full_build[name])
+        for entry in sample.truth.get("clean_refused", []):
+            assert dropped.get(entry["reason"], 0) >= 1, f"{name}: {entry}"
+            assert sample.sha(entry["commit"]) not in found, f"{name}: {entry['commit']} became a fixture"
 
 
 def test_default_output_keeps_only_tiers_up_to_blame(samples: dict[str, Sample], default_build: Path) -> None:
@@ -116,9 +141,9 @@ def test_visible_files_hold_no_sha_link_issue_or_email(samples: dict[str, Sample
 
 
 def test_fixme_comments_are_blanked_and_recorded(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    assert any(d["case"] == "fixme" for s in samples.values() for d in s.truth["defects"])
     for name, sample in samples.items():
         cases = [d for d in sample.truth["defects"] if d["case"] == "fixme"]
-        assert cases, f"{name}: no fixme case"
         out = full_build[name]
         for defect in cases:
             answer = answers(out)[sample.sha(defect["introduced_by"])]
@@ -180,7 +205,7 @@ def test_a_rebuild_from_the_cache_writes_the_same_bytes(samples: dict[str, Sampl
     several = [lab for e in entries for lab in e["labels"] if len(lab["defects"]) > 1]
     assert several and all("evidence" in lab and not any("evidence" in d for d in lab["defects"]) for lab in several)
     result = build(repos, out, load_config(), progress=False, force=True)
-    assert all(r.reused_labels == r.fixes > 0 for r in result.reports)
+    assert all(r.reused_labels == r.labelled > 0 for r in result.reports)
     assert _files(out) == expected
     # The same cache written the old way, each defect carrying the whole evidence:
     for f in sorted(out.glob("cache/*/labels.jsonl")):
@@ -194,7 +219,7 @@ def test_a_rebuild_from_the_cache_writes_the_same_bytes(samples: dict[str, Sampl
             lines.append(json.dumps(entry, sort_keys=True) + "\n")
         f.write_text("".join(lines))
     result = build(repos, out, load_config(), progress=False, force=True)
-    assert all(r.reused_labels == r.fixes for r in result.reports)
+    assert all(r.reused_labels == r.labelled for r in result.reports)
     assert _files(out) == expected
 
 

@@ -191,7 +191,7 @@ def test_since_on_a_mined_output_reuses_it(samples: dict[str, Sample], tmp_path:
     build([sample.path], out, load_config(), progress=False)
     result = build([sample.path], out, load_config(), progress=False, force=True,
                    window=Window(since=dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)))
-    assert result.reports[0].reused_labels == result.reports[0].fixes > 0
+    assert result.reports[0].reused_labels == result.reports[0].labelled > 0
 
 
 def test_bad_dates_are_one_line_errors(samples: dict[str, Sample], tmp_path: Path) -> None:
