@@ -1,3 +1,3 @@
 """miner: mine git history into bug and clean fixtures for evaluating AI code reviewers."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

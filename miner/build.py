@@ -20,7 +20,7 @@ import statistics
 import tempfile
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,10 +37,11 @@ from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
                           fixture_task, in_order, label_task, make_executor)
 from miner.errors import MinerError, MissingObjectError
-from miner.fixture import fixture_id, make_answer
+from miner.fixture import decode, fixture_id, make_answer
+from miner.judge import Judge, bug_packet, clean_packet, refusal
 from miner.git import Repo
 from miner.ledger import LEDGER, Ledger, assign, families, updated
-from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Visible, iso
+from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Verdict, Visible, iso
 from miner.split import repository_split
 from miner.vet import sides_reader, vet_fixes
 from miner.walk import find_fixes
@@ -63,7 +64,7 @@ class RepoReport:
     clean: int = 0
     reused_labels: int = 0
     sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
-    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "vet", "blame", "bug", "clean", "write")})
+    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "vet", "blame", "bug", "clean", "judge", "write")})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +100,7 @@ class _Mined:
     jobs: list[FixtureJob]
     metas: dict[str, CommitMeta]
     clean: dict[str, tuple[str, float | None]] = field(default_factory=dict)  # pick -> (stratum, survival)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)  # clean pick -> what the judge said of it
 
 
 @dataclass
@@ -147,10 +149,12 @@ def _clean_check(repo: Repo, head: str, config: Config, fixes: set[str]) -> Call
 def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", force: bool = False,
           progress: bool = True, log: Callable[[str], None] = lambda _: None, jobs: int = 1,
           executor: ExecutorKind = "local", address: str | None = None, scheduler_file: str | None = None,
-          window: Window = Window(), use_cache: bool = True, names: list[str] | None = None) -> BuildResult:
+          window: Window = Window(), use_cache: bool = True, names: list[str] | None = None,
+          judge: str | None = None, judge_timeout: float = 300.0) -> BuildResult:
     """Mine every repository and write one fixture set to ``out``.
 
     ``names`` overrides the repository names (by default each directory's name, less ``.git``).
+    ``judge`` is a command asked about every candidate (see miner.judge).
     """
     check_destination(out, force)
     repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
@@ -164,6 +168,7 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
     ledger = _load_ledger(previous)
     staging = Staging(out)
     cache = Cache([s for s in (staging.resumed, previous) if s is not None] if use_cache else [], staging.dir)
+    asker = Judge(judge, judge_timeout, cache.judge_verdicts()) if judge else None
     pool, shutdown = make_executor(executor, jobs, address, scheduler_file)
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
@@ -172,8 +177,10 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
         repos = [_with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
                  for n, (repo, identity) in enumerate(zip(repos, identities))]
         each = enumerate(zip(repos, names, heads, identities))
-        mined = [_mine(repo, name, head, identity, config, pool, jobs, cache, window, progress, log, scratch / str(n))
-                 for n, (repo, name, head, identity) in each]
+        mined = [_mine(repo, name, head, identity, config, pool, jobs, cache, window, progress, log, scratch / str(n),
+                       asker) for n, (repo, name, head, identity) in each]
+        if asker is not None:
+            cache.save_judge_verdicts(asker.known)
         entries, ledger = _write_fixtures(mined, config, pool, jobs, cache, staging, ledger, previous, progress)
         cache.sort_labels()
         for repo, identity in zip(repos, identities):
@@ -351,7 +358,8 @@ def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], 
 
 
 def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool: Executor, jobs: int,
-          cache: Cache, window: Window, progress: bool, log: Callable[[str], None], scratch: Path) -> _Mined:
+          cache: Cache, window: Window, progress: bool, log: Callable[[str], None], scratch: Path,
+          judge: Judge | None = None) -> _Mined:
     head_date = repo.committer_date(head)
     report = RepoReport(name=name, identity=identity, head=head, head_date=iso(head_date),
                         split=repository_split(name, identity, config.split), shallow=repo.shallow)
@@ -372,14 +380,20 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
         return metas.get(sha) or repo.meta(sha)
 
     bugs = _bug_heads(labels, lookup, config, window, report.dropped["bug"])
+    verdicts: dict[str, Verdict] = {}
+    if judge is not None:
+        bugs = _judged_bugs(repo, name, bugs, lookup, judge, jobs, progress, report.dropped["judge"])
     bug_strata = [stratum(meta, config) for meta in (lookup(sha) for sha in sorted(bugs)) if meta is not None]
     blamed = {sha for lab in labels for sha in lab.blamed}
     in_window = [m for m in metas.values() if window.holds(m.committed)]
     if len(in_window) < len(metas):
         report.dropped["clean"]["outside_window"] += len(metas) - len(in_window)
     fix_shas = {f.meta.sha for f in fixes}
+    check = _clean_check(repo, head, config, fix_shas)
+    if judge is not None:
+        check = _judged_clean(check, repo, name, judge, verdicts, report.dropped["judge"])
     picks = pick_clean(sorted(in_window, key=lambda m: m.sha), wanted(len(bugs), config), config,
-                       int(head_date.timestamp()), blamed, fix_shas, _clean_check(repo, head, config, fix_shas),
+                       int(head_date.timestamp()), blamed, fix_shas, check,
                        report.dropped["clean"], match=bug_strata,
                        touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope))
     survival = _survival(repo, head, picks, metas, config, pool, jobs) if config.clean.survival else {}
@@ -388,7 +402,78 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
     jobs_ += [FixtureJob("clean", p.sha, report.split, None, p.observed_days) for p in picks]
     report.sizes = {"bug": _sizes([lookup(sha) for sha in bugs]), "clean": _sizes([metas[p.sha] for p in picks])}
     return _Mined(repo=repo, report=report, jobs=jobs_, metas=metas,
-                  clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks})
+                  clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks}, verdicts=verdicts)
+
+
+def _judged_bugs(repo: Repo, name: str, bugs: dict[str, tuple[Defect, ...]], lookup: Callable[[str], CommitMeta | None],
+                 judge: Judge, jobs: int, progress: bool, dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
+    """The bug candidates the judge keeps, each defect carrying the verdict on its (change, fix) pair."""
+    pairs = [(sha, fix) for sha, defects in sorted(bugs.items()) for fix in sorted({d.fix for d in defects})]
+
+    def ask(pair: tuple[str, str]) -> Verdict:
+        sha, fix = pair
+        return judge.ask(_bug_packet(repo, name, sha, fix, [d for d in bugs[sha] if d.fix == fix], lookup), fix)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as threads, \
+            tqdm(total=len(pairs), desc=f"{name}: judge", disable=not progress, unit="pair", leave=False) as bar:
+        found: dict[tuple[str, str], Verdict] = {}
+        for pair, verdict in zip(pairs, threads.map(ask, pairs)):
+            found[pair] = verdict
+            bar.update()
+    kept: dict[str, tuple[Defect, ...]] = {}
+    for sha, defects in sorted(bugs.items()):
+        mine: list[Defect] = []
+        refused: list[str] = []
+        for fix in sorted({d.fix for d in defects}):
+            verdict = found[(sha, fix)]
+            if verdict.status != "ok":
+                dropped["judge_failed"] += 1
+            why = refusal(verdict)
+            if why:
+                refused.append(why)
+                continue
+            mine += [d.model_copy(update={"evidence": d.evidence.model_copy(update={"judge": verdict})})
+                     for d in defects if d.fix == fix]
+        if mine:
+            kept[sha] = tuple(mine)
+        else:
+            dropped[refused[0]] += 1
+    return kept
+
+
+def _bug_packet(repo: Repo, name: str, sha: str, fix: str, defects: list[Defect],
+                lookup: Callable[[str], CommitMeta | None]) -> dict[str, object]:
+    meta, fix_meta = lookup(sha), lookup(fix)
+    lines: list[dict[str, object]] = []
+    for d in defects:
+        text = decode(repo.blob(sha, d.path) or b"")[0].split("\n")
+        lines.append({"path": d.path, "line_start": d.line_start, "line_end": d.line_end,
+                      "text": "\n".join(text[d.line_start - 1:d.line_end])})
+    return bug_packet(name, sha, meta.message if meta else "", _patch_text(repo, sha), fix,
+                      fix_meta.message if fix_meta else "", _patch_text(repo, fix), lines)
+
+
+def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
+    """A commit's diff for a judge, cut at ``limit`` characters (a judge reads it whole otherwise)."""
+    text = decode(repo.patch(repo.first_parent(sha), sha))[0]
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
+
+
+def _judged_clean(check: Callable[[CommitMeta], str | None], repo: Repo, name: str, judge: Judge,
+                  verdicts: dict[str, Verdict], dropped: Counter[str]) -> Callable[[CommitMeta], str | None]:
+    """The clean stage's check, then the judge's: a refused candidate gives way to the next in the sample."""
+    def judged(meta: CommitMeta) -> str | None:
+        reason = check(meta)
+        if reason:
+            return reason
+        verdict = judge.ask(clean_packet(name, meta.sha, meta.message, _patch_text(repo, meta.sha)))
+        if verdict.status != "ok":
+            dropped["judge_failed"] += 1
+        why = refusal(verdict)
+        if why is None:
+            verdicts[meta.sha] = verdict
+        return why
+    return judged
 
 
 def _survival(repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta], config: Config,
@@ -519,7 +604,7 @@ def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) ->
     else:
         confidence = "high"
     return {"clean_confidence": confidence, "wait_days": config.clean.wait_days, "survival": survival,
-            "stratum": picked or None}
+            "stratum": picked or None, "judge": m.verdicts.get(head)}
 
 
 def _answer(m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blanked: list[Any], meta: CommitMeta,
@@ -559,6 +644,10 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
         if r.shallow:
             lines.append(f"note: {r.name} is a shallow clone: blame stops at its oldest commits and drops what it "
                          "finds there (initial_import); run `git fetch --unshallow` in it to mine the whole history")
+    failed = sum(r.dropped["judge"].get("judge_failed", 0) for r in result.reports)
+    if failed:
+        lines.append(f"note: the judge failed on {failed} candidates (an error, a timeout or an unreadable answer); "
+                     "they were kept as if there were no judge, and their answers say so")
     if result.young_clean_left_out and config is not None:
         lines.append(f"note: {result.young_clean_left_out} clean candidates were observed for less than "
                      f"{config.clean.wait_days} days and were left out; set clean.admit_young: true to keep them "

@@ -25,7 +25,7 @@ from miner import __version__
 from miner.anchors import Anchor
 from miner.config import Config
 from miner.engine import LabelResult
-from miner.records import CommitMeta, Defect, Evidence, Label
+from miner.records import CommitMeta, Defect, Evidence, Label, Verdict
 
 CACHE = "cache"
 
@@ -155,7 +155,25 @@ class Cache:
         except (OSError, ValueError, KeyError, AttributeError):
             return {}
 
+    def judge_verdicts(self) -> dict[str, Verdict]:
+        """The judge's verdicts of earlier builds, by the digest of command and packet (miner.judge)."""
+        found: dict[str, Verdict] = {}
+        for source in reversed(self.sources):  # the newest source wins
+            for entry in _lines(source / "judge.jsonl"):
+                try:
+                    found[entry["key"]] = Verdict.model_validate(entry["verdict"])
+                except (KeyError, TypeError, ValidationError):
+                    continue
+        return found
+
     # -- writing ------------------------------------------------------------------
+
+    def save_judge_verdicts(self, verdicts: dict[str, Verdict]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self.dir / "judge.jsonl", "w", encoding="utf-8") as handle:
+            for key in sorted(verdicts):
+                handle.write(json.dumps({"key": key, "verdict": verdicts[key].model_dump(mode="json")},
+                                        sort_keys=True) + "\n")
 
     def _folder(self, identity: str) -> Path:
         folder = self.dir / identity

@@ -108,13 +108,18 @@ def split_named(specs: tuple[str, ...]) -> tuple[list[Path], list[str]]:
 @click.option("--address", help="Dask scheduler address, e.g. tcp://scheduler:8786 (with --executor dask).")
 @click.option("--scheduler-file", type=click.Path(path_type=Path, dir_okay=False),
               help="Dask scheduler file (with --executor dask).")
+@click.option("--judge", "judge_cmd", metavar="CMD",
+              help="Ask CMD about every candidate: a JSON packet on stdin, the rubric's answers as JSON on stdout.")
+@click.option("--judge-timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds a --judge call may take before it counts as failed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @config_option
 def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache: bool, since: str | None,
               until: str | None, min_tier: str | None, description: str | None, seed: int | None,
               blame_only: bool, jobs: int | None, executor: str, address: str | None,
-              scheduler_file: Path | None, as_json: bool, quiet: bool, config_path: Path | None) -> None:
+              scheduler_file: Path | None, judge_cmd: str | None, judge_timeout: float, as_json: bool, quiet: bool,
+              config_path: Path | None) -> None:
     """Mine REPOS (each PATH, or NAME=PATH to name it) into a fixture set at --out.
 
     Example:
@@ -124,6 +129,8 @@ def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache
         miner build api=../services/api.git web=../web --out fixtures_out -j 8
 
         miner build path/to/repo --out fixtures_out --force --since 2026-06-01
+
+        miner build path/to/repo --out fixtures_out --judge "python my_judge.py"
     """
     window = Window(since=parse_date(since, "--since"), until=parse_date(until, "--until"))
     if window.since and window.until and window.since > window.until:
@@ -145,7 +152,7 @@ def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache
     result = build(paths, out, config, rev=rev, force=force, progress=not quiet and sys.stderr.isatty(),
                    log=log, jobs=jobs or default_jobs(), executor=executor,  # type: ignore[arg-type]
                    address=address, scheduler_file=str(scheduler_file) if scheduler_file else None,
-                   window=window, use_cache=not no_cache, names=names)
+                   window=window, use_cache=not no_cache, names=names, judge=judge_cmd, judge_timeout=judge_timeout)
     if as_json:
         click.echo(json.dumps({"out": str(result.out), "fixtures": result.fixtures,
                                "repositories": [r.to_json() for r in result.reports]}, indent=2, sort_keys=True))

@@ -103,6 +103,21 @@ class Candidate(Record):
     rejected: str | None = None  # why it cannot be the introducing commit, if it cannot
 
 
+class Verdict(Record):
+    """What the judge said of one candidate (or one pair of a bug candidate)."""
+
+    status: Literal["ok", "error"]
+    error: str | None = None
+    fix: str | None = None  # the fix a bug verdict is about
+    fix_is_bugfix: Literal["yes", "no", "unsure"] | None = None
+    defect_in_change: Literal["introduced", "carried", "not_present", "unsure"] | None = None
+    lines_right: Literal["yes", "partly", "no", "n/a"] | None = None
+    plausible_pr: Literal["yes", "no"] | None = None
+    later_fixed: Literal["yes", "no", "unsure"] | None = None
+    real_defect: Literal["yes", "no", "unsure"] | None = None
+    reason: str | None = None
+
+
 class Evidence(Record):
     link: Literal["trailer", "revert", "blame", "added-only"]
     tier: Tier
@@ -118,6 +133,7 @@ class Evidence(Record):
     reasons: tuple[str, ...] = ()         # why this tier, e.g. ("unanimous", "authored")
     fix_reasons: tuple[str, ...] = ()     # why the fix is taken to repair behaviour (miner.vet), e.g.
                                           # ("subject_keyword", "with_test")
+    judge: Verdict | None = None          # what the optional judge said of this (change, fix) pair
 
 
 class Defect(Record):
@@ -196,6 +212,7 @@ class Answer(Record):
     wait_days: int | None = None    # the waiting window a clean change was held to
     survival: float | None = None   # share of a clean change's added lines still unchanged at the mined commit
     stratum: str | None = None      # size/spread/language bucket a clean change was sampled from
+    judge: Verdict | None = None    # what the optional judge said of a clean change
 
 
 class Fixture(Record):
