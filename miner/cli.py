@@ -25,21 +25,37 @@ F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
+_STOPPED: list[int] = []  # the signals received: after one, any failure is the interruption's
+
+
 def _interrupt(signum: int, frame: object) -> None:
+    _STOPPED.append(signum)
     raise KeyboardInterrupt  # a SIGTERM cleans up (staging, worker processes) as Ctrl-C does
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         signal.signal(signal.SIGTERM, _interrupt)
+        signal.signal(signal.SIGINT, _interrupt)
         try:
             return super().invoke(ctx)
         except MinerError as exc:
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(2)
-        except KeyboardInterrupt:
-            click.echo("interrupted: nothing was written to the output directory", err=True)
-            ctx.exit(130)
+            if not _STOPPED:
+                click.echo(f"error: {exc}", err=True)
+                ctx.exit(2)
+            self._interrupted(ctx)
+        except (KeyboardInterrupt, Exception):
+            # Ctrl-C reaches the worker processes and git children too: what fails in their wake (a
+            # broken pool, a file of a staging directory being cleared) is the interruption, not a bug.
+            if not _STOPPED and not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+                raise
+            self._interrupted(ctx)
+
+    @staticmethod
+    def _interrupted(ctx: click.Context) -> None:
+        click.echo("interrupted: nothing was written to the output directory; run the same command again to resume",
+                   err=True)
+        ctx.exit(130)
 
 
 def config_option(func: F) -> F:

@@ -36,6 +36,15 @@ class MissingObjectError(MinerError):
     """The repository lacks an object its history names (partial clone, damaged store)."""
 
 
+class TransientGitError(MinerError):
+    """git failed for a reason of this run (killed by a signal, an object it could not read yet holds):
+    never kept in the cache as an answer; the next run asks again."""
+
+
+class OutputLockedError(MinerError):
+    """Another build is writing the same output."""
+
+
 class TargetDirError(MinerError):
     """The directory ``miner materialize`` was asked to create exists and holds something."""
 

@@ -24,7 +24,7 @@ from typing import Any
 import pygit2
 
 from miner.errors import (EmptyRepositoryError, MinerError, MissingObjectError, NotARepositoryError,
-                          UnknownRevisionError)
+                          TransientGitError, UnknownRevisionError)
 from miner.records import CommitMeta, FileDiff, FileStat
 
 # libgit2 keeps up to 256 MB of decoded objects per process by default, and maps pack files
@@ -197,15 +197,33 @@ class Repo:
     def run(self, *args: str, stdin: bytes | None = None) -> bytes:
         proc = subprocess.run(self._git(*args), input=stdin, capture_output=True, env=self._env)
         if proc.returncode != 0:
-            self._fail(args[0], proc.stderr)
+            self._fail(args[0], proc.stderr, proc.returncode)
         return proc.stdout
 
-    def _fail(self, command: str, stderr: bytes) -> None:
+    def _fail(self, command: str, stderr: bytes, code: int = 1) -> None:
+        """Raise what a failed git command means. A missing object is a fact about the repository,
+        which the build may keep (a fix or path left out); it is only said when git names objects and
+        the repository indeed lacks them. Anything else, a git killed by a signal above all, is a
+        failure of this run, never kept: the next run asks again."""
+        if code < 0:
+            raise TransientGitError(f"git {command} was stopped by signal {-code} in {self.path}; "
+                                    "run the build again to resume")
         lines = stderr.decode("utf-8", "replace").strip().splitlines()
         last = lines[-1] if lines else "no message"
         if _MISSING.search(last):
-            raise MissingObjectError(f"git {command} in {self.path}: {last}")
+            named = re.findall(r"\b[0-9a-f]{40}\b", "\n".join(lines))
+            if named and any(not self.has_object(oid) for oid in named):
+                raise MissingObjectError(f"git {command} in {self.path}: {last}")
+            raise TransientGitError(f"git {command} failed in {self.path}: {last} (yet the repository holds what "
+                                    "it names); run the build again")
         raise MinerError(f"git {command} failed in {self.path}: {last}")
+
+    def has_object(self, oid: str) -> bool:
+        """Whether the object store holds ``oid`` (asked of libgit2, which no signal can cut short)."""
+        try:
+            return oid in self._repo
+        except (ValueError, pygit2.GitError):
+            return False
 
     def _pathspec(self) -> list[str]:
         """``--`` and, when some paths are excluded, the pathspec that leaves them out."""
@@ -237,14 +255,18 @@ class Repo:
             assert proc.stdin is not None
             proc.stdin.write(stdin)
             proc.stdin.close()
+        complete = False
         try:
             while chunk := proc.stdout.read(1 << 16):
                 yield chunk
+            complete = True
         finally:
             proc.stdout.close()
             stderr = proc.stderr.read() if proc.stderr else b""
-            if proc.wait() != 0 and proc.returncode > 0:
-                self._fail(args[0], stderr)
+            # A reader that stopped early makes git die of SIGPIPE: no failure. A git that died of a
+            # signal while its whole output was read (killed, not piped shut) cut it short: a failure.
+            if proc.wait() != 0 and (proc.returncode > 0 or complete):
+                self._fail(args[0], stderr, proc.returncode)
 
     # -- revisions ----------------------------------------------------------------
 

@@ -8,6 +8,7 @@ it is miner's own output (or empty), so no one's files are lost.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from miner.errors import OutputDirError
+from miner.errors import OutputDirError, OutputLockedError
 from miner.records import Answer, Visible
 
 MANIFEST = "manifest.json"
@@ -70,6 +71,26 @@ def check_outside(out: Path, flag: str, repos: Iterable[tuple[Path, Path]], sugg
                                  f"writes into; give a {flag} outside it, e.g. {top.parent / f'{top.name}-{suggest}'}")
 
 
+def _lock(path: Path, out: Path) -> int:
+    """Hold an exclusive lock for building ``out`` (the kernel drops it when the process ends, however
+    it ends): two builds into one output would take each other's staging directory. The lock file is
+    removed when the build ends; a lock taken on a file removed meanwhile is taken again."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            raise OutputLockedError(f"another miner build is writing {out}; wait for it to finish, or give "
+                                    "another --out") from exc
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
 class Staging:
     """A directory that becomes the output only when ``finish`` is called.
 
@@ -80,6 +101,8 @@ class Staging:
     def __init__(self, out: Path) -> None:
         self.out = out
         out.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_path = out.parent / f".miner-lock-{out.name}"
+        self._lock = _lock(self._lock_path, out)
         self.dir = out.parent / f".miner-staging-{out.name}"
         resume = out.parent / f".miner-resume-{out.name}"
         self.resumed: Path | None = None
@@ -118,6 +141,13 @@ class Staging:
             shutil.rmtree(old, ignore_errors=True)
         if self.resumed is not None:
             shutil.rmtree(self.resumed, ignore_errors=True)
+        self.release()
+
+    def release(self) -> None:
+        if self._lock >= 0:
+            self._lock_path.unlink(missing_ok=True)
+            os.close(self._lock)
+            self._lock = -1
 
     def abort(self) -> None:
         """Keep only the cache (what was mined so far, for the next run to resume from)."""
@@ -129,3 +159,4 @@ class Staging:
                     child.unlink(missing_ok=True)
         if self.dir.exists() and not any(self.dir.iterdir()):
             self.dir.rmdir()
+        self.release()
