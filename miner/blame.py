@@ -25,7 +25,7 @@ from typing import Protocol
 from miner.classify import has_generated_marker, is_bot, path_kind, reapplies, reverted_shas
 from miner.config import TIERS, Config, Tier
 from miner.errors import MissingObjectError
-from miner.git import BlameHit, squeeze
+from miner.git import BlameHit, runs, squeeze
 from miner.lexer import code_lines
 from miner.records import Candidate, CommitMeta, Defect, Evidence, FileDiff, FixCommit, Label, iso
 
@@ -356,19 +356,9 @@ def _spans(traced: list[Traced]) -> list[tuple[str, int, int]]:
         by_path.setdefault(t.hit.orig_path, set()).add(t.hit.orig_line)
     spans: list[tuple[str, int, int]] = []
     for path in sorted(by_path):
-        for start, end in _runs(sorted(by_path[path])):
+        for start, end in runs(sorted(by_path[path])):
             spans.append((path, start, end))
     return spans
-
-
-def _runs(lines: list[int]) -> Iterator[tuple[int, int]]:
-    start = prev = lines[0]
-    for line in lines[1:]:
-        if line != prev + 1:
-            yield start, prev
-            start = line
-        prev = line
-    yield start, prev
 
 
 def _defects(fix: FixCommit, traced: list[Traced], evidence: Evidence) -> tuple[Defect, ...]:

@@ -24,7 +24,7 @@ from tqdm import tqdm
 from miner.blame import label_fixes, tier_allowed
 from miner.classify import trailer_shas
 from miner.config import TIERS, Config, Tier
-from miner.errors import MinerError
+from miner.errors import MinerError, MissingObjectError
 from miner.git import Repo
 from miner.records import CommitMeta, FileDiff, FixCommit, Label
 from miner.vet import vet_fix, vet_fixes
@@ -249,7 +249,16 @@ def collect(repo: Repo, head: str, config: Config, out_of_scope: Counter[str],
             progress: bool = False) -> tuple[dict[str, CommitMeta], dict[str, Truth], dict[str, list[FileDiff]]]:
     """Every commit's metadata, the in-scope truth, and the diffs of the in-scope fixes."""
     metas: dict[str, CommitMeta] = {}
-    candidates = list(trailer_fixes(repo, head, config, metas))
+    try:
+        candidates = list(trailer_fixes(repo, head, config, metas))
+    except MissingObjectError:
+        # A snapshot without some blobs: read the history of every other path, as a build does.
+        repo.exclude = tuple(repo.paths_with_missing_objects(head))
+        if not repo.exclude:
+            raise
+        out_of_scope["paths_with_missing_objects"] += len(repo.exclude)
+        metas.clear()
+        candidates = list(trailer_fixes(repo, head, config, metas))
     truths: dict[str, Truth] = {}
     diffs_of: dict[str, list[FileDiff]] = {}
     shas = [m.sha for m in candidates]

@@ -476,7 +476,7 @@ class Repo:
             wanted = sorted(set(lines))
             if not wanted:
                 return [], set()
-            for start, end in _ranges(wanted):
+            for start, end in runs(wanted):
                 args += ["-L", f"{start},{end}"]
         boundary: set[str] = set()
         return _parse_blame(self.run(*args, spec, "--", path), boundary), boundary
@@ -732,7 +732,8 @@ def _has_graph(objects: Path) -> bool:
                                                              "commit-graph-chain").is_file()
 
 
-def _ranges(lines: list[int]) -> Iterator[tuple[int, int]]:
+def runs(lines: list[int]) -> Iterator[tuple[int, int]]:
+    """Sorted line numbers as runs of consecutive lines: (first, last)."""
     start = prev = lines[0]
     for line in lines[1:]:
         if line != prev + 1:

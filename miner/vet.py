@@ -154,6 +154,8 @@ def neutral(files: list[FileDiff], sides: Sides, config: Config) -> str | None:
     ``types``, ``messages``, ``layout`` or ``generated``; None when one of them may change it."""
     found: Counter[str] = Counter()
     for diff in files:
+        if not _may_be_neutral(diff):
+            return None
         before, after = sides(diff)
         if before is None or after is None:  # a file added or deleted is a change of behaviour
             return None
@@ -165,6 +167,25 @@ def neutral(files: list[FileDiff], sides: Sides, config: Config) -> str | None:
             return None
         found[how] += 1
     return next((how for how in ("types", "messages", "layout", "generated") if found[how]), None)
+
+
+def _may_be_neutral(diff: FileDiff) -> bool:
+    """A cheap look at the changed lines alone, so that most changes are never lexed whole: outside
+    Python (whose annotations change tokens), a change whose removed and added lines hold different
+    code words changes behaviour. Lines inside a block comment may look like code here; the fix then
+    has no code line to blame anyway."""
+    path = diff.new_path or diff.old_path or ""
+    if path.endswith((".py", ".pyi", ".d.ts", ".d.mts", ".d.cts")) or diff.new_file or diff.deleted_file:
+        return True
+    old = code_tokens(path, "\n".join(text for _, text in diff.removed))
+    new = code_tokens(path, "\n".join(text for _, text in diff.added))
+    if old is None or new is None:
+        return True
+    words = [t for t in old if not _STRING.match(t)], [t for t in new if not _STRING.match(t)]
+    return sorted(words[0]) == sorted(words[1])
+
+
+_STRING = re.compile(r"S[a-z]{0,2}:")  # a string literal as code_tokens gives it
 
 
 def _dependency(diff: FileDiff, config: Config) -> bool:
