@@ -172,10 +172,12 @@ def neutral(files: list[FileDiff], sides: Sides, config: Config) -> str | None:
 def _may_be_neutral(diff: FileDiff) -> bool:
     """A cheap look at the changed lines alone, so that most changes are never lexed whole: outside
     Python (whose annotations change tokens), a change whose removed and added lines hold different
-    code words changes behaviour. Lines inside a block comment may look like code here; the fix then
-    has no code line to blame anyway."""
+    code words changes behaviour. Lines that may sit inside a block comment (they start as comment
+    lines do) are left to the whole-file lexer, which knows where comments begin."""
     path = diff.new_path or diff.old_path or ""
     if path.endswith((".py", ".pyi", ".d.ts", ".d.mts", ".d.cts")) or diff.new_file or diff.deleted_file:
+        return True
+    if any(text.lstrip().startswith(_COMMENTISH) for _, text in (*diff.removed, *diff.added)):
         return True
     old = code_tokens(path, "\n".join(text for _, text in diff.removed))
     new = code_tokens(path, "\n".join(text for _, text in diff.added))
@@ -186,6 +188,7 @@ def _may_be_neutral(diff: FileDiff) -> bool:
 
 
 _STRING = re.compile(r"S[a-z]{0,2}:")  # a string literal as code_tokens gives it
+_COMMENTISH = ("*", "/*", "//", "#", "--", ";", "<!--", "%")
 
 
 def _dependency(diff: FileDiff, config: Config) -> bool:

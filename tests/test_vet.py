@@ -100,6 +100,8 @@ def rewrite(path: str, before: str, after: str) -> FileDiff:
     ("src/a.py", "x = u'a'\n", "x = 'a'\n", None),     # str and unicode differ on Python 2
     ("src/a.py", "x = b'a'\n", "x = 'a'\n", None),     # bytes and str differ
     ("src/a.c", "int f(void) { return 1; }\n", "int f(void)\n{\n\treturn 1; /* one */\n}\n", "fix_layout_only"),
+    ("src/a.c", "/*\n * Counts the items.\n */\nint n;\n", "/*\n * Counts the items left.\n */\nint n;\n",
+     "fix_layout_only"),
     ("src/a.c", 'die("cannot open the file here");\n', 'die("could not open the file");\n', "fix_messages_only"),
     ("src/a.c", 'printf("%d items\\n", n);\n', 'printf("%u items\\n", n);\n', None),  # a format is behaviour
     ("src/a.js", "var s = 'attachment; filename=';\n", "var s = 'attachment; filename=\"';\n", None),
@@ -121,3 +123,10 @@ def test_code_tokens_ignore_layout_comments_and_quote_style() -> None:
     assert code_tokens("a.c", "int x = 1; // one\n") == ["int", "x", "=", "1", ";"]
     assert code_tokens("a.js", "f('a', `b`)") == ["f", "(", "S:a", ",", "S:b", ")"]
     assert code_tokens("a.unknownlang", "x") is None
+
+
+def test_a_line_inside_a_block_comment_is_read_with_the_whole_file() -> None:
+    before, after = "/*\n * Counts the items.\n */\nint n;\n", "/*\n * Counts the items left.\n */\nint n;\n"
+    middle = FileDiff(old_path="src/a.c", new_path="src/a.c", removed=((2, " * Counts the items."),),
+                      added=((2, " * Counts the items left."),))
+    assert vet_diff([middle], sides(before, after), CONFIG)[0] == "fix_layout_only"
