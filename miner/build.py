@@ -37,9 +37,9 @@ from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
                           fixture_task, in_order, label_task, make_executor)
 from miner.errors import MinerError, MissingObjectError
-from miner.fixture import decode, fixture_id, make_answer
+from miner.fixture import added_lines, decode, fixture_id, make_answer
 from miner.judge import Judge, bug_packet, clean_packet, refusal
-from miner.git import Repo
+from miner.git import Repo, runs
 from miner.ledger import LEDGER, Ledger, assign, families, updated
 from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Verdict, Visible, iso
 from miner.split import repository_split
@@ -379,7 +379,8 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
     def lookup(sha: str) -> CommitMeta | None:
         return metas.get(sha) or repo.meta(sha)
 
-    bugs = _bug_heads(labels, lookup, config, window, report.dropped["bug"])
+    bugs = _on_added_lines(repo, _bug_heads(labels, lookup, config, window, report.dropped["bug"]),
+                           report.dropped["bug"])
     verdicts: dict[str, Verdict] = {}
     if judge is not None:
         bugs = _judged_bugs(repo, name, bugs, lookup, judge, jobs, progress, report.dropped["judge"])
@@ -403,6 +404,29 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
     report.sizes = {"bug": _sizes([lookup(sha) for sha in bugs]), "clean": _sizes([metas[p.sha] for p in picks])}
     return _Mined(repo=repo, report=report, jobs=jobs_, metas=metas,
                   clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks}, verdicts=verdicts)
+
+
+def _on_added_lines(repo: Repo, bugs: dict[str, tuple[Defect, ...]],
+                    dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
+    """Each defect cut to the lines the change added, as its own diff shows them (the diff a reviewer
+    sees): blame may give a change a line its diff shows as context. A fixture left with no line is
+    dropped (``defect_lines_not_added``)."""
+    kept: dict[str, tuple[Defect, ...]] = {}
+    for sha, defects in sorted(bugs.items()):
+        try:
+            added = added_lines(repo.patch(repo.first_parent(sha), sha))
+        except MissingObjectError:
+            kept[sha] = defects  # the fixture stage counts what it cannot read
+            continue
+        cut: list[Defect] = []
+        for d in defects:
+            lines = sorted(n for n in range(d.line_start, d.line_end + 1) if n in added.get(d.path, set()))
+            cut += [d.model_copy(update={"line_start": a, "line_end": b}) for a, b in runs(lines)] if lines else []
+        if cut:
+            kept[sha] = tuple(cut)
+        else:
+            dropped["defect_lines_not_added"] += 1
+    return kept
 
 
 def _judged_bugs(repo: Repo, name: str, bugs: dict[str, tuple[Defect, ...]], lookup: Callable[[str], CommitMeta | None],

@@ -91,7 +91,8 @@ def _visible_diff(patch: bytes, blanked_text: dict[str, dict[int, str]], omitted
     return "".join(out)
 
 
-def _added_lines(patch: bytes) -> dict[str, set[int]]:
+def added_lines(patch: bytes) -> dict[str, set[int]]:
+    """Path -> the line numbers (in the new version) a unified diff adds."""
     added: dict[str, set[int]] = {}
     for section in _sections(patch):
         text, encoding = decode(section)
@@ -121,7 +122,7 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
     fid = fixture_id(identity, head, config.split.salt)
     base = repo.first_parent(head)
     patch = repo.patch(base, head)
-    added = _added_lines(patch)
+    added = added_lines(patch)
 
     @lru_cache(maxsize=None)
     def is_commit(token: str) -> bool:
