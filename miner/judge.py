@@ -24,8 +24,6 @@ import hashlib
 import json
 import shlex
 import subprocess
-from collections.abc import Callable
-from typing import Literal
 
 from pydantic import ValidationError
 
@@ -132,5 +130,3 @@ def clean_packet(repository: str, change: str, message: str, diff: str) -> dict[
             "answer": {"plausible_pr": "one of yes|no", "later_fixed": "one of yes|no|unsure",
                        "real_defect": "one of yes|no|unsure"}}
 
-
-Ask = Callable[[dict[str, object], str | None], Verdict]

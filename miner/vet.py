@@ -30,7 +30,7 @@ from miner.classify import glob_regex as path_kind_glob
 from miner.classify import has_generated_marker, path_kind, reverted_shas, trailer_shas
 from miner.config import Config, VetConfig
 from miner.lexer import code_tokens
-from miner.records import CommitMeta, FileDiff, FixCommit
+from miner.records import FileDiff, FixCommit
 
 _CONVENTIONAL = re.compile(r"^\s*(?P<type>[A-Za-z][\w-]*)(?:\((?P<scope>[^)]*)\))?!?:\s")
 _REVERT_BOILERPLATE = re.compile(r"^\s*(?:This reverts commit [0-9a-fA-F]+\.?|Revert\b.*|\(cherry picked from.*\)|"
@@ -352,8 +352,3 @@ def sides_reader(read: Callable[[str, str], bytes | None], parent: str, sha: str
         after = read(sha, diff.new_path) if diff.new_path else None
         return before, after
     return sides
-
-
-def touched_kinds(meta: CommitMeta, config: Config) -> Counter[str]:
-    """How many of a commit's files are of each kind (source, tests, docs, ...)."""
-    return Counter(path_kind(f.path, config.paths) for f in meta.files)
