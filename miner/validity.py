@@ -11,8 +11,9 @@ ADJUDICATION.md, keyed by commit ids (never fixture ids, which change with the c
 A bug fixture is adjudicated when every fix it names has a verdict for its change, and valid when
 one of them is valid (the others then make its marking "partly" right). **Validity** is the share
 of adjudicated fixtures that are valid; **retention** is the share of the valid fixtures the
-sampled baseline emitted (``sampled_from`` of the verdicts) that the build still emits. Intervals
-are Wilson's, at 95%.
+sampled baseline emitted (``sampled_from`` of the verdicts) that the build still emits; for clean
+candidates, the share of the valid ones of the baseline's eligible sample that are still eligible.
+Intervals are Wilson's, at 95%.
 """
 
 from __future__ import annotations
@@ -173,6 +174,7 @@ class Score:
 
 
 BASELINE = "0.2.0-default"
+CLEAN_BASELINE = "0.2.0-clean-eligible"
 
 
 def sample(changes: Iterable[str], size: int | None, seed: str) -> list[str]:
@@ -214,15 +216,16 @@ def score(entry: RepositoryEntry, emitted: Emitted, bugs: Iterable[BugVerdict],
             result.bug_kept += bool(good & emitted.bugs.get(change, frozenset()))
     mine = [v for v in clean if v.repository == entry.url]
     by_change = {v.change: v for v in mine}
-    result.clean_baseline = Rate(sum(v.valid for v in mine), len(mine))
+    pool = [v for v in mine if v.sampled_from == CLEAN_BASELINE]
+    result.clean_baseline = Rate(sum(v.valid for v in pool), len(pool))
     for change in sorted(sample(emitted.clean, size, f"{seed}:{entry.name}:clean")):
         result.clean_emitted += 1
         verdict = by_change.get(change)
         if verdict is not None:
             result.clean_adjudicated += 1
             result.clean_valid += verdict.valid
-    result.clean_pool_valid = sum(v.valid for v in mine)
-    result.clean_kept = sum(v.valid and v.change in emitted.clean for v in mine)
+    result.clean_pool_valid = sum(v.valid for v in pool)
+    result.clean_kept = sum(v.valid and v.change in emitted.clean for v in pool)
     return result
 
 
