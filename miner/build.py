@@ -433,15 +433,17 @@ def _judged_bugs(repo: Repo, name: str, bugs: dict[str, tuple[Defect, ...]], loo
                  judge: Judge, jobs: int, progress: bool, dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
     """The bug candidates the judge keeps, each defect carrying the verdict on its (change, fix) pair."""
     pairs = [(sha, fix) for sha, defects in sorted(bugs.items()) for fix in sorted({d.fix for d in defects})]
+    # The packets are read here, in this thread (the repository and its caches are not shared across
+    # threads); only the judge's own runs, which are slow, go side by side.
+    packets = [_bug_packet(repo, name, sha, fix, [d for d in bugs[sha] if d.fix == fix], lookup) for sha, fix in pairs]
 
-    def ask(pair: tuple[str, str]) -> Verdict:
-        sha, fix = pair
-        return judge.ask(_bug_packet(repo, name, sha, fix, [d for d in bugs[sha] if d.fix == fix], lookup), fix)
+    def ask(n: int) -> Verdict:
+        return judge.ask(packets[n], pairs[n][1])
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as threads, \
             tqdm(total=len(pairs), desc=f"{name}: judge", disable=not progress, unit="pair", leave=False) as bar:
         found: dict[tuple[str, str], Verdict] = {}
-        for pair, verdict in zip(pairs, threads.map(ask, pairs)):
+        for pair, verdict in zip(pairs, threads.map(ask, range(len(pairs)))):
             found[pair] = verdict
             bar.update()
     kept: dict[str, tuple[Defect, ...]] = {}

@@ -69,6 +69,11 @@ def _keyword_regex(keywords: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(re.escape(k) for k in keywords) + r")\b", re.I)
 
 
+def has_fix_word(text: str, fixes: FixesConfig) -> bool:
+    """Whether ``text`` holds one of the fix keywords as a whole word."""
+    return _keyword_regex(tuple(fixes.keywords)).search(text) is not None
+
+
 def trailer_shas(message: str, fixes: FixesConfig) -> tuple[str, ...]:
     """The SHA prefixes a message's trailers name as the commit it repairs (``Fixes: <sha>`` and kin)."""
     named: list[str] = []

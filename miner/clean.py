@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
-from miner.classify import is_bot, path_kind, reverted_shas
+from miner.classify import has_fix_word, is_bot, path_kind, reverted_shas
 from miner.config import Config
 from miner.git import BlameHit
 from miner.records import CleanPick, CommitMeta, FileDiff
@@ -137,8 +137,7 @@ def reads_as_correction(meta: CommitMeta, config: Config, fixes: set[str]) -> bo
     words of correction (``clean.corrections``: "correct", "broken", "bump year", ...)."""
     if meta.sha in fixes or reverted_shas(meta.message, config.fixes):
         return True
-    words = config.fixes.keywords
-    if re.search(r"\b(?:" + "|".join(re.escape(k) for k in words) + r")\b", meta.message, re.I):
+    if has_fix_word(meta.message, config.fixes):
         return True
     return any(re.search(p, meta.message, re.I) for p in config.clean.corrections)
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
 from miner.classify import glob_regex as path_kind_glob
-from miner.classify import has_generated_marker, path_kind, reverted_shas, trailer_shas
+from miner.classify import has_fix_word, has_generated_marker, path_kind, reverted_shas, trailer_shas
 from miner.config import Config, VetConfig
 from miner.lexer import code_tokens
 from miner.records import FileDiff, FixCommit
@@ -77,17 +77,13 @@ def vet_message(fix: FixCommit, config: Config) -> tuple[str | None, tuple[str, 
     if _search(vet.non_behaviour_subjects, subject) and not _search(vet.bug_subjects, subject):
         return "non_behaviour_subject", ()
     if fix.link == "keyword" and not trailer_shas(meta.message, config.fixes):  # a trailer says "fix" itself
-        if _keyword_in(subject, config):
+        if has_fix_word(subject, config.fixes):
             signals.append("subject_keyword")
         elif _statement(meta.message, vet):
             signals.append("body_fix_statement")
         else:
             return "fix_word_in_body_only", ()
     return None, tuple(signals)
-
-
-def _keyword_in(text: str, config: Config) -> bool:
-    return re.search(r"\b(?:" + "|".join(re.escape(k) for k in config.fixes.keywords) + r")\b", text, re.I) is not None
 
 
 def _statement(message: str, vet: VetConfig) -> bool:
