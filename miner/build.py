@@ -30,8 +30,7 @@ from tqdm import tqdm
 from miner import __version__, anchors
 from miner.blame import tier_allowed
 from miner.cache import Cache, labels_key, visible_key
-from miner.classify import has_generated_marker
-from miner.classify import path_kind
+from miner.classify import has_generated_marker, path_kind, with_vendored
 from miner.clean import FixTouches, corrected_by, pick_clean, source_paths, stratum, unreviewable, wanted
 from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
@@ -63,6 +62,7 @@ class RepoReport:
     bugs: int = 0
     clean: int = 0
     reused_labels: int = 0
+    vendored: list[str] = field(default_factory=list)  # trees found vendored by their sync commits
     sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
     dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "vet", "blame", "bug", "clean", "judge", "write")})
 
@@ -72,6 +72,7 @@ class RepoReport:
             "split": self.split, "shallow": self.shallow, "commits": self.commits, "fixes": self.fixes,
             "labels_by_tier": dict(sorted(self.labels.items())),
             "fixtures": {"bug": self.bugs, "clean": self.clean},
+            "vendored_trees": self.vendored,
             "sizes": self.sizes,
             "dropped": {stage: dict(sorted(c.items())) for stage, c in self.dropped.items()},
         }
@@ -137,7 +138,8 @@ def _clean_check(repo: Repo, head: str, config: Config, fixes: set[str]) -> Call
             return "generated_only"
         try:
             ((_, diffs),) = list(repo.diffs([meta.sha]))
-            reason = unreviewable(diffs, sides_reader(repo.blob, meta.parents[0], meta.sha), config)
+            reason = unreviewable(diffs, sides_reader(repo.blob, meta.parents[0], meta.sha), config,
+                                  lambda names: any(repo.occurrences([meta.sha], names)[meta.sha].values()))
             if reason:
                 return reason
             return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
@@ -365,6 +367,10 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
                         split=repository_split(name, identity, config.split), shallow=repo.shallow)
     log(f"{name}: walking history at {head[:12]}")
     metas = {m.sha: m for m in _walk(repo, head, identity, cache, window, log, report.dropped["walk"])}
+    config, report.vendored = with_vendored(config, metas.values())
+    if report.vendored:
+        log(f"{name}: {len(report.vendored)} vendored tree(s) found by their sync commits: "
+            + ", ".join(report.vendored[:5]) + (" ..." if len(report.vendored) > 5 else ""))
     fixes = list(find_fixes(metas.values(), config, repo.expand, report.dropped["walk"]))
     fixes.sort(key=lambda f: f.meta.sha)
     vetted = [fix.model_copy(update={"reasons": why}) for fix, why in vet_fixes(fixes, config, report.dropped["vet"])]

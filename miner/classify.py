@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Literal
 
@@ -122,3 +124,77 @@ def fix_link(message: str, fixes: FixesConfig) -> tuple[LinkKind | None, tuple[s
         if re.search(pattern, subject, re.I):
             return None, (), "rejected_subject"
     return "keyword", (), None
+
+
+_SCOPES = re.compile(r"^([\w./()-]+:\s+)+")
+
+
+def plain_subject(message: str) -> str:
+    """A commit's subject without its "scope:" prefixes ("libmultipath: nvme: update to ...")."""
+    return _SCOPES.sub("", message.split("\n", 1)[0].strip())
+
+
+def vendored_trees(metas: Iterable[CommitMeta], paths: PathsConfig) -> list[str]:
+    """Globs of the trees that commits copying in a third party's code changed (``paths.vendor_syncs``):
+    "Update urllib3 to 1.13", whose files all lie under requests/packages/urllib3/, makes that
+    directory vendored. The tree is the deepest directory (or file) of the commit's common path
+    that its subject names. A tree that other commits change more than ``max_local_per_sync``
+    times as often as syncs do is the project's own code ("ocp: update ocp v2.6 log page")."""
+    sync = paths.vendor_syncs
+    verbs, upstream = re.compile(sync.verbs, re.I), re.compile(sync.upstream, re.I)
+    metas = list(metas)
+    syncs: dict[str, set[str]] = {}
+    for meta in metas:
+        subject = plain_subject(meta.message).lower()
+        if not verbs.search(subject) or not upstream.search(subject) or _OWN_VERSION.search(subject):
+            continue
+        files = [f.path for f in meta.files if path_kind(f.path, paths) in ("source", "tests", "vendored", "generated")]
+        tree = _named_tree(files, subject)
+        if tree:
+            syncs.setdefault(tree, set()).add(meta.sha)
+    # A directory holding two trees that syncs changed is a vendor directory (requests/packages).
+    children: dict[str, set[str]] = {}
+    for tree in syncs:
+        if "/" in tree:
+            children.setdefault(tree.rsplit("/", 1)[0], set()).add(tree)
+    for parent, trees in children.items():
+        if len(trees) > 1:
+            syncs.setdefault(parent, set()).update(*(syncs[t] for t in trees))
+    local: Counter[str] = Counter()
+    for m in metas:
+        trees = {"/".join(parts[:n]) for f in m.files for parts in [f.path.split("/")] for n in range(1, len(parts) + 1)}
+        local.update(t for t in trees & syncs.keys() if m.sha not in syncs[t])
+    found = {tree for tree, shas in syncs.items() if local[tree] <= sync.max_local_per_sync * len(shas)}
+    files = {f.path for m in metas for f in m.files if f.path in found}
+    return [re.sub(r"([*?[])", r"[\1]", tree) + ("" if tree in files else "/**")
+            for tree in sorted(found) if not any(_under(tree, other) for other in found - {tree})
+            and path_kind(tree if tree in files else tree + "/x", paths) != "vendored"]  # not already vendored
+
+
+_OWN_VERSION = re.compile(r"\bversion\b")  # "bump version to 0.9": the project's own release
+
+
+def _under(path: str, tree: str) -> bool:
+    return path == tree or path.startswith(tree + "/")
+
+
+def _named_tree(files: list[str], subject: str) -> str | None:
+    """The deepest part of the files' common path that the subject names as a word, or None."""
+    if not files:
+        return None
+    parts = files[0].split("/") if len(set(files)) == 1 else posixpath.commonpath(files).split("/")
+    for depth in range(len(parts), 0, -1):
+        name = parts[depth - 1].lower()
+        stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+        if len(stem) >= 3 and re.search(rf"(?<!\w){re.escape(stem)}(?!\w)", subject):
+            return "/".join(parts[:depth])
+    return None
+
+
+def with_vendored(config: Config, metas: Iterable[CommitMeta]) -> tuple[Config, list[str]]:
+    """The config with the trees ``vendored_trees`` finds in this history added to ``paths.vendored``."""
+    found = vendored_trees(metas, config.paths)
+    if not found:
+        return config, []
+    paths = config.paths.model_copy(update={"vendored": [*config.paths.vendored, *found]})
+    return config.model_copy(update={"paths": paths}), found

@@ -16,14 +16,15 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
-from collections import Counter
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
-from miner.classify import has_fix_word, is_bot, path_kind, reverted_shas
+from miner.classify import has_fix_word, is_bot, path_kind, plain_subject, reverted_shas
 from miner.config import Config
 from miner.git import BlameHit
+from miner.lexer import code_lines, code_tokens
 from miner.records import CleanPick, CommitMeta, FileDiff
 from miner.vet import Sides, neutral
 
@@ -70,6 +71,9 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
         return "is_revert"
     if meta.sha in blamed:
         return "blamed_by_fix"
+    subject = plain_subject(meta.message)
+    if any(re.search(p, subject, re.I) for p in config.clean.release_subjects):
+        return "release_commit"
     source = [f for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
     if not source:
         return "no_source_change"
@@ -100,14 +104,17 @@ def source_paths(meta: CommitMeta, config: Config) -> list[str]:
 
 
 _VERSION = re.compile(r"version|\b\d+\.\d+(\.\d+)+\b", re.I)
-_DIGITS = re.compile(r"\d+")
+_NUMBERS = re.compile(r"\b[0-9a-f]{7,}\b|\d+")  # numbers, and hashes as a release's checksums hold them
 
 
-def unreviewable(diffs: list[FileDiff], sides: Sides, config: Config) -> str | None:
+def unreviewable(diffs: list[FileDiff], sides: Sides, config: Config,
+                 still_used: Callable[[set[str]], bool] = lambda names: True) -> str | None:
     """Why a change, read whole, gives a reviewer nothing to review, or None: its source files are
     only submodules, or changed only in layout, comments, type annotations or message text (the
-    lexer, or Python's syntax tree, decides), or its changed lines only bump versions or numbers
-    (a release, a copyright or golden-file year)."""
+    lexer, or Python's syntax tree, decides), or by renaming a name everywhere it occurs (``still_used``
+    says whether old names are left anywhere in the tree: a rename that missed a caller breaks it); its changed
+    lines only bump versions, numbers or checksums (a release, a copyright or golden-file year);
+    or it changes fewer than ``clean.min_code_lines`` lines of code."""
     source = [d for d in diffs if path_kind(d.new_path or d.old_path or "", config.paths) == "source" and not d.binary]
     real = [d for d in source if not d.link]
     if not real:
@@ -115,13 +122,52 @@ def unreviewable(diffs: list[FileDiff], sides: Sides, config: Config) -> str | N
     how = neutral(real, sides, config)
     if how:
         return f"{how}_only"
-    changed = [d for d in diffs if not d.binary and not d.link]
-    removed = sorted(_DIGITS.sub("0", t) for d in changed for _, t in d.removed if t.strip())
-    added = sorted(_DIGITS.sub("0", t) for d in changed for _, t in d.added if t.strip())
+    changed = [d for d in diffs if not d.binary and not d.link
+               and path_kind(d.new_path or d.old_path or "", config.paths) != "docs"]
+    removed = sorted(_NUMBERS.sub("0", t) for d in changed for _, t in d.removed if t.strip())
+    added = sorted(_NUMBERS.sub("0", t) for d in changed for _, t in d.added if t.strip())
     lines = [t for d in changed for _, t in (*d.added, *d.removed) if t.strip()]
     if lines and (removed == added or all(_VERSION.search(t) for t in lines)):
         return "bump_only"
+    sized = [(d, *sides(d)) for d in real]
+    renames = [_renamed(d.new_path or "", before, after) for d, before, after in sized]
+    if all(r is not None for r in renames) and not still_used(set().union(*renames)):  # type: ignore[arg-type]
+        return "rename_only"
+    if sum(_code_changed(d, before, after) for d, before, after in sized) < config.clean.min_code_lines:
+        return "too_small"
     return None
+
+
+def _code_changed(diff: FileDiff, before: bytes | None, after: bytes | None) -> int:
+    """How many of a file's added and removed lines hold code (not comments, not blank)."""
+    count = 0
+    for data, path, lines in ((before, diff.old_path, diff.removed), (after, diff.new_path, diff.added)):
+        if data is not None and path and lines:
+            code = code_lines(path, data.decode("utf-8", "replace"))
+            count += sum(1 for n, _ in lines if n in code)
+    return count
+
+
+def _renamed(path: str, before: bytes | None, after: bytes | None) -> set[str] | None:
+    """The old names, when a file changed only by renaming one or two names wherever they occur in
+    it (a spelling fix of an identifier, "Extention" to "Extension"): the same tokens, but for a
+    consistent substitution of words. None when it changed otherwise."""
+    if before is None or after is None:
+        return None
+    old = code_tokens(path, before.decode("utf-8", "replace"))
+    new = code_tokens(path, after.decode("utf-8", "replace"))
+    if old is None or new is None or len(old) != len(new) or old == new:
+        return None
+    pairs = {(a, b) for a, b in zip(old, new) if a != b}
+    names = dict(pairs)
+    if (len(pairs) <= 2 and len(names) == len(pairs) and len(set(names.values())) == len(pairs)
+            and all(_WORD.fullmatch(a) and _WORD.fullmatch(b) for a, b in pairs)
+            and not set(names) & set(new)):
+        return set(names)
+    return None
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class Later(Protocol):

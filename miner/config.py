@@ -36,6 +36,10 @@ def _check_regexes(patterns: list[str]) -> list[str]:
     return patterns
 
 
+def _check_regex(pattern: str) -> str:
+    return _check_regexes([pattern])[0]
+
+
 class FixesConfig(_Section):
     keywords: list[str]
     reject_subjects: list[str]
@@ -60,6 +64,16 @@ class VetConfig(_Section):
                                  "revert_not_defect")(_check_regexes)
 
 
+class VendorSyncConfig(_Section):
+    """How a commit that copies in a third party's code reads: a verb first, then a version, a
+    commit id or an upstream named; the tree it changes is vendored from then on."""
+    verbs: str
+    upstream: str
+    max_local_per_sync: int = Field(ge=0)
+
+    _regexes = field_validator("verbs", "upstream")(_check_regex)
+
+
 class PathsConfig(_Section):
     docs: list[str]
     tests: list[str]
@@ -68,6 +82,7 @@ class PathsConfig(_Section):
     config: list[str]
     lockfiles: list[str]
     generated_markers: list[str]
+    vendor_syncs: VendorSyncConfig
 
 
 class BotsConfig(_Section):
@@ -97,7 +112,7 @@ class LabelsConfig(_Section):
 
 
 class CleanConfig(_Section):
-    _regexes = field_validator("corrections")(_check_regexes)
+    _regexes = field_validator("corrections", "release_subjects")(_check_regexes)
 
     wait_days: int = Field(ge=0)
     admit_young: bool
@@ -106,6 +121,8 @@ class CleanConfig(_Section):
     survival: bool
     min_survival: float = Field(ge=0, le=1)
     max_changed_lines: int = Field(gt=0)
+    min_code_lines: int = Field(ge=0)
+    release_subjects: list[str]
     corrections: list[str]
     ratio: float = Field(ge=0)
     min_count: int = Field(ge=0)

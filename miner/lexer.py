@@ -156,8 +156,8 @@ def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
         return {n for n, line in enumerate(masked.split("\n"), 1) if line.strip()}
     lines = text.split("\n")
     lexer = _lexer(path)
-    if lexer is None:
-        return {n for n, line in enumerate(lines, 1) if line.strip()}
+    if lexer is None:  # a configuration file or a script of no known language: '#' starts a comment
+        return {n for n, line in enumerate(lines, 1) if line.strip() and not line.lstrip().startswith("#")}
     code: set[int] = set()
     line = 1
     for token, value in lexer.get_tokens(text):

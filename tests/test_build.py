@@ -111,6 +111,7 @@ def test_clean_candidates_are_refused_with_their_reason(samples: dict[str, Sampl
         for entry in sample.truth.get("clean_refused", []):
             assert dropped.get(entry["reason"], 0) >= 1, f"{name}: {entry}"
             assert sample.sha(entry["commit"]) not in found, f"{name}: {entry['commit']} became a fixture"
+        assert manifest["repositories"][0]["vendored_trees"] == sample.truth.get("vendored_trees", []), name
 
 
 def test_default_output_keeps_only_tiers_up_to_blame(samples: dict[str, Sample], default_build: Path) -> None:

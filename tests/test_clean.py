@@ -125,7 +125,13 @@ def sides(before: str, after: str):  # type: ignore[no-untyped-def]
 
 def test_unreviewable_changes() -> None:
     code = "def f(x):\n    return x + 1\n"
-    assert unreviewable([diff("src/a.py", ["    return x + 2"])], sides(code, code.replace("1", "2")), CONFIG) is None
+    two = "def f(x):\n    y = x * 2\n    return y + 1\n"
+    assert unreviewable([diff("src/a.py", ["    y = x * 2", "    return y + 1"], ["    return x + 1"])],
+                        sides(code, two), CONFIG) is None
+    # One line of code changed is no pull request a reviewer judges (clean.min_code_lines).
+    assert unreviewable([diff("src/a.py", ["    return x + 2"])], sides(code, code.replace("1", "2")), CONFIG) == "too_small"
+    assert unreviewable([diff("src/a.py", ["    return x + 2"])], sides(code, code.replace("1", "2")),
+                        CONFIG.with_overrides(clean={"min_code_lines": 1})) is None
     commented = code.replace("def f(x):", "def f(x):\n    # add one")
     assert unreviewable([diff("src/a.py", ["    # add one"])], sides(code, commented), CONFIG) == "layout_only"
     requoted = ("x = 'a'\n", 'x = "a"\n')
@@ -139,6 +145,33 @@ def test_unreviewable_changes() -> None:
     assert unreviewable(bump, sides('__version__ = "1.2.3"\n', '__version__ = "1.2.4"\n'), CONFIG) == "bump_only"
     year = [diff("src/a.c", ["/* (c) 2024 */ int y = 2024;"], ["/* (c) 2023 */ int y = 2023;"])]
     assert unreviewable(year, sides("int y = 2023;\n", "int y = 2024;\n"), CONFIG) == "bump_only"
+    # A release: the version and its checksums change, and the notes in a docs file do not count.
+    tap = [diff("pkg/tap.py", ['VERSION = "0.9.1"', 'SHA = "' + "b" * 64 + '"'], ['VERSION = "0.9.0"', 'SHA = "' + "a" * 64 + '"']),
+           diff("CHANGES.md", ["## 0.9.1", "- Faster search"])]
+    assert unreviewable(tap, sides('VERSION = "0.9.0"\n', 'VERSION = "0.9.1"\n'), CONFIG) == "bump_only"
+
+
+def test_a_rename_is_unreviewable_only_when_no_old_name_is_left() -> None:
+    before = "def count_of(item):\n    return LEVELS[item]\n\n\ndef total(items):\n    return sum(count_of(i) for i in items)\n"
+    after = before.replace("count_of", "quantity_of")
+    renamed = [diff("src/stock.py", ["def quantity_of(item):", "    return sum(quantity_of(i) for i in items)"],
+                    ["def count_of(item):", "    return sum(count_of(i) for i in items)"])]
+    asked: list[set[str]] = []
+    assert unreviewable(renamed, sides(before, after), CONFIG, lambda names: asked.append(names) or False) == "rename_only"
+    assert asked == [{"count_of"}]
+    # A caller elsewhere still uses the old name: the rename broke it, a reviewer should see it.
+    assert unreviewable(renamed, sides(before, after), CONFIG, lambda names: True) is None
+    # Renaming one use but not the definition changes behaviour.
+    half = before.replace("sum(count_of", "sum(quantity_of")
+    assert unreviewable(renamed, sides(before, half), CONFIG, lambda names: False) is None
+
+
+def test_a_release_commit_is_not_clean() -> None:
+    for subject in ("v2.32.3", "Release jq-1.6", "Bump version to 0.8.9", "libmultipath: bump version to 0.14.3",
+                    "Prepare for 1.2 release"):
+        assert reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"})) == "release_commit", subject
+    for subject in ("Add release notes", "Update version handling in cli", "Fix crash in the 1.2 parser"):
+        assert reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"})) != "release_commit", subject
 
 
 def test_corrections_are_read_from_the_message() -> None:

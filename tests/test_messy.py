@@ -73,7 +73,7 @@ def messy(tmp_path: Path) -> dict[str, str]:
     shas["empty"] = commit(repo, {}, "Nothing at all", "2022-02-02T10:00:00Z")
     for name in ("one", "two", "three"):
         git(repo, "checkout", "-q", "-b", name, shas["empty"])
-        shas[name] = commit(repo, {f"{name}.py": f"X_{name} = 1\n".encode()}, f"Add {name}", "2022-03-01T10:00:00Z")
+        shas[name] = commit(repo, {f"{name}.py": f"X_{name} = 1\nY_{name} = 2\n".encode()}, f"Add {name}", "2022-03-01T10:00:00Z")
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--no-ff", "-m", "Octopus", "one", "two", "three", date="2022-03-02T10:00:00Z")
     # A submodule entry (gitlink) pointing at a commit that is not in this repository.

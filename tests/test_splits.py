@@ -84,7 +84,7 @@ commits:
     date: 2022-06-01T10:00:00Z
     message: Add a flag to {name}
     changes:
-      - {{edit: src/{name}.py, append: "FLAG = 1\\n"}}
+      - {{edit: src/{name}.py, append: "FLAG = 1\\nLIMIT = 2\\n"}}
   - id: readme
     date: 2024-06-01T10:00:00Z
     message: Describe {name}
