@@ -248,34 +248,42 @@ def _load_ledger(previous: Path | None) -> Ledger:
 
 def _walk(repo: Repo, head: str, identity: str, cache: Cache, window: Window, log: Callable[[str], None],
           dropped: Counter[str]) -> list[CommitMeta]:
-    """Every non-merge commit to mine: from the cache as far as it reaches, from git for the rest."""
+    """Every non-merge commit to mine: from the cache as far as it reaches, from git for the rest.
+
+    A repository that lacks some objects (a snapshot without its largest blobs, a damaged store) is
+    mined without the paths whose history names them, the same on a cold build, a rebuild and a
+    resume: the paths a walk left out are cached with it."""
+    cached, cached_heads, excluded = cache.commits(identity)
+    reusable = bool(cached and cached_heads and all(repo.expand(h) and repo.is_ancestor(h, head) for h in cached_heads))
+    if reusable:
+        repo.exclude = tuple(excluded)
     try:
-        return _walk_once(repo, head, identity, cache, window)
+        walked = _walk_once(repo, head, cached if reusable else [], cached_heads, window)
     except MissingObjectError:
-        # A snapshot without its largest blobs, or a damaged store: mine the history of every
-        # other path, and say which paths were left out.
-        repo.exclude = tuple(repo.paths_with_missing_objects(head))
-        if not repo.exclude:
+        found = tuple(repo.paths_with_missing_objects(head))
+        if not found or found == repo.exclude:
             raise
+        repo.exclude = found  # paths the cached walk did not leave out: walk the whole history again
+        walked = _walk_once(repo, head, [], [], window)
+    if repo.exclude:
         log(f"{repo.path}: objects missing for {len(repo.exclude)} path(s); their history is left out")
         dropped["paths_with_missing_objects"] += len(repo.exclude)
-        return _walk_once(repo, head, identity, cache, window)
+    if window.since is None or reusable:  # a partial walk is not cached
+        cache.save_commits(identity, walked, [head], repo.exclude)
+    return walked
 
 
-def _walk_once(repo: Repo, head: str, identity: str, cache: Cache, window: Window) -> list[CommitMeta]:
-    cached, cached_heads = cache.commits(identity)
-    if cached and cached_heads and all(repo.expand(h) and repo.is_ancestor(h, head) for h in cached_heads):
+def _walk_once(repo: Repo, head: str, cached: list[CommitMeta], cached_heads: list[str],
+               window: Window) -> list[CommitMeta]:
+    if cached:
         metas = {m.sha: m for m in cached}
         metas.update((m.sha, m) for m in repo.commits(head, exclude=cached_heads))
-        walked = sorted(metas.values(), key=lambda m: m.sha)
-    elif window.since is not None:
+        return sorted(metas.values(), key=lambda m: m.sha)
+    if window.since is not None:
         # No earlier walk to reuse: walk only what can yield fixtures in the window (their
-        # fixes land after `since`). A partial walk is not cached.
+        # fixes land after `since`).
         return list(repo.commits(head, since=iso(window.since)))
-    else:
-        walked = sorted(repo.commits(head), key=lambda m: m.sha)
-    cache.save_commits(identity, walked, [head])
-    return walked
+    return sorted(repo.commits(head), key=lambda m: m.sha)
 
 
 def _labels(repo: Repo, head: str, identity: str, fixes: list, metas: dict[str, CommitMeta], config: Config,

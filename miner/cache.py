@@ -100,19 +100,22 @@ class Cache:
 
     # -- reading ------------------------------------------------------------------
 
-    def commits(self, identity: str) -> tuple[list[CommitMeta], list[str]]:
-        """The cached walk of a repository and the heads it covered (from the newest source)."""
+    def commits(self, identity: str) -> tuple[list[CommitMeta], list[str], list[str]]:
+        """The cached walk of a repository, the heads it covered and the paths it left out for their
+        missing objects (from the newest source)."""
         for source in self.sources:
             heads_file = source / identity / "heads.json"
             if not heads_file.is_file():
                 continue
             try:
                 heads = json.loads(heads_file.read_text(encoding="utf-8"))
+                excluded_file = source / identity / "excluded.json"
+                excluded = json.loads(excluded_file.read_text(encoding="utf-8")) if excluded_file.is_file() else []
                 metas = [CommitMeta.model_validate(d) for d in _lines(source / identity / "commits.jsonl")]
             except (OSError, ValueError, ValidationError):
                 continue
-            return metas, list(heads)
-        return [], []
+            return metas, list(heads), list(excluded)
+        return [], [], []
 
     def labels(self, identity: str, key: str) -> dict[str, LabelResult]:
         found: dict[str, LabelResult] = {}
@@ -213,11 +216,13 @@ class Cache:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def save_commits(self, identity: str, metas: Iterable[CommitMeta], heads: list[str]) -> None:
+    def save_commits(self, identity: str, metas: Iterable[CommitMeta], heads: list[str],
+                     excluded: Iterable[str] = ()) -> None:
         folder = self._folder(identity)
         with open(folder / "commits.jsonl", "w", encoding="utf-8") as handle:
             for meta in metas:
                 handle.write(_json_line(meta) + "\n")
+        (folder / "excluded.json").write_text(json.dumps(sorted(set(excluded))) + "\n", encoding="utf-8")
         (folder / "heads.json").write_text(json.dumps(sorted(set(heads))) + "\n", encoding="utf-8")
 
     def close(self) -> None:

@@ -74,7 +74,7 @@ class RepositoryEntry(_Verdict):
     name: str
     url: str
     language: str
-    role: Literal["tune", "heldout"]
+    role: Literal["tune", "seen", "heldout"]
     fixes_trailers: bool
     head: str
 

@@ -128,6 +128,20 @@ def test_a_missing_blob_leaves_out_its_path_not_the_build(messy: dict[str, str],
     # The commit whose blob is missing was still weighed as a clean candidate, without its data file.
     assert found[messy["big"]]["kind"] == "clean"
 
+    # A rebuild over the finished output, and one with no cache at all, read the history the same
+    # way and write the same bytes.
+    before = fixture_bytes(tmp_path / "out")
+    build([repo], tmp_path / "out", config, progress=False, force=True)
+    assert fixture_bytes(tmp_path / "out") == before
+    build([repo], tmp_path / "cold", config, progress=False, use_cache=False)
+    assert fixture_bytes(tmp_path / "cold") == before
+
+
+def fixture_bytes(out: Path) -> dict[str, bytes]:
+    """Every file a build writes but its cache: what a consumer of the fixtures reads."""
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and "cache" not in p.relative_to(out).parts}
+
 
 def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replaced(messy: dict[str, str],
                                                                                     tmp_path: Path) -> None:
