@@ -35,7 +35,7 @@ from miner.clean import FixTouches, corrected_by, pick_clean, source_paths, stra
 from miner.config import Config
 from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
                           fixture_task, in_order, label_task, make_executor)
-from miner.errors import MinerError, MissingObjectError
+from miner.errors import MinerError, MissingObjectError, PromisorUnreachableError
 from miner.fixture import added_lines, decode, fixture_id, make_answer
 from miner.judge import Judge, bug_packet, clean_packet, refusal
 from miner.git import Repo, runs
@@ -152,11 +152,13 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
           progress: bool = True, log: Callable[[str], None] = lambda _: None, jobs: int = 1,
           executor: ExecutorKind = "local", address: str | None = None, scheduler_file: str | None = None,
           window: Window = Window(), use_cache: bool = True, names: list[str] | None = None,
-          judge: str | None = None, judge_timeout: float = 300.0) -> BuildResult:
+          judge: str | None = None, judge_timeout: float = 300.0, allow_missing: bool = False) -> BuildResult:
     """Mine every repository and write one fixture set to ``out``.
 
     ``names`` overrides the repository names (by default each directory's name, less ``.git``).
-    ``judge`` is a command asked about every candidate (see miner.judge).
+    ``judge`` is a command asked about every candidate (see miner.judge). A partial clone gets the
+    objects it lacks from its promisor remote first; when that fails, the build stops, unless
+    ``allow_missing``: then it mines without them, leaving out the paths they belong to.
     """
     check_destination(out, force)
     repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
@@ -178,6 +180,8 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
         identities = [repo.identity(head, known.get(name)) for repo, head, name in zip(repos, heads, names)]
         repos = [_with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
                  for n, (repo, identity) in enumerate(zip(repos, identities))]
+        repos = [_with_promised(repo, head, scratch / str(n), allow_missing, log, progress)
+                 for n, (repo, head) in enumerate(zip(repos, heads))]
         each = enumerate(zip(repos, names, heads, identities))
         mined = [_mine(repo, name, head, identity, config, pool, jobs, cache, window, progress, log, scratch / str(n),
                        asker) for n, (repo, name, head, identity) in each]
@@ -223,6 +227,43 @@ def _with_overlay(repo: Repo, where: Path, seed: Path | None) -> Repo:
     extended from the one the last build kept when there is one."""
     overlay = repo.write_overlay(where, seed)
     return Repo(repo.git_dir, repo.exclude, overlay) if overlay else repo
+
+
+FETCH_BATCH = 10000  # objects asked of a promisor remote in one git process
+
+
+def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, log: Callable[[str], None],
+                   progress: bool) -> Repo:
+    """A partial clone with the objects its history at ``head`` lacks fetched from its promisor
+    remote, in batches, into an object directory of miner's own (the repository is never written).
+    A full clone, or a partial one that lacks nothing, is returned as it is."""
+    if repo.promisor is None:
+        return repo
+    missing = repo.missing_objects(head)
+    if not missing:
+        return repo
+    objects = Path(repo.overlay) if repo.overlay and (Path(repo.overlay) / "info").is_dir() else where / "objects"
+    (objects / "pack").mkdir(parents=True, exist_ok=True)
+    (objects / "info").mkdir(exist_ok=True)
+    log(f"{repo.path}: a partial clone lacking {len(missing)} objects; fetching them from {repo.promisor!r}")
+    fetched = 0
+    try:
+        with tqdm(total=len(missing), desc=f"{repo.path.name}: fetch", disable=not progress, unit="object",
+                  leave=False) as bar:
+            for start in range(0, len(missing), FETCH_BATCH):
+                batch = missing[start:start + FETCH_BATCH]
+                repo.fetch_objects(batch, objects)
+                fetched += len(batch)
+                bar.update(len(batch))
+    except PromisorUnreachableError as exc:
+        if not allow_missing:
+            raise PromisorUnreachableError(
+                f"{repo.path} is a partial clone lacking {len(missing)} objects, and its remote {repo.promisor!r} "
+                f"could not give them ({exc}); run `git -C {repo.top} fetch --refetch {repo.promisor}` or mine a "
+                "full clone, or pass --allow-missing-objects to mine without them") from None
+        log(f"{repo.path}: {len(missing) - fetched} of {len(missing)} missing objects could not be fetched ({exc}); "
+            "mining without them: the paths they belong to are left out")
+    return Repo(repo.git_dir, repo.exclude, str(objects)) if fetched else repo
 
 
 def _known_identities(previous: Path | None) -> dict[str, str]:

@@ -18,7 +18,7 @@ import click
 from miner.build import Window, build, repository_name, summary_table
 from miner.config import TIERS, load_config
 from miner.engine import default_jobs
-from miner.errors import MinerError
+from miner.errors import INTERRUPTED, MinerError
 from miner.explain import explain
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,8 +53,7 @@ class _Group(click.Group):
 
     @staticmethod
     def _interrupted(ctx: click.Context) -> None:
-        click.echo("interrupted: nothing was written to the output directory; run the same command again to resume",
-                   err=True)
+        click.echo(INTERRUPTED, err=True)
         ctx.exit(130)
 
 
@@ -128,14 +127,17 @@ def split_named(specs: tuple[str, ...]) -> tuple[list[Path], list[str]]:
               help="Ask CMD about every candidate: a JSON packet on stdin, the rubric's answers as JSON on stdout.")
 @click.option("--judge-timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
               help="Seconds a --judge call may take before it counts as failed.")
+@click.option("--allow-missing-objects", "allow_missing", is_flag=True,
+              help="A partial clone whose remote cannot give what it lacks: mine without those objects "
+                   "(the paths they belong to are left out and counted) instead of stopping.")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @config_option
 def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache: bool, since: str | None,
               until: str | None, min_tier: str | None, description: str | None, seed: int | None,
               blame_only: bool, jobs: int | None, executor: str, address: str | None,
-              scheduler_file: Path | None, judge_cmd: str | None, judge_timeout: float, as_json: bool, quiet: bool,
-              config_path: Path | None) -> None:
+              scheduler_file: Path | None, judge_cmd: str | None, judge_timeout: float, allow_missing: bool,
+              as_json: bool, quiet: bool, config_path: Path | None) -> None:
     """Mine REPOS (each PATH, or NAME=PATH to name it) into a fixture set at --out.
 
     Example:
@@ -168,7 +170,8 @@ def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache
     result = build(paths, out, config, rev=rev, force=force, progress=not quiet and sys.stderr.isatty(),
                    log=log, jobs=jobs or default_jobs(), executor=executor,  # type: ignore[arg-type]
                    address=address, scheduler_file=str(scheduler_file) if scheduler_file else None,
-                   window=window, use_cache=not no_cache, names=names, judge=judge_cmd, judge_timeout=judge_timeout)
+                   window=window, use_cache=not no_cache, names=names, judge=judge_cmd, judge_timeout=judge_timeout,
+                   allow_missing=allow_missing)
     if as_json:
         click.echo(json.dumps({"out": str(result.out), "fixtures": result.fixtures,
                                "repositories": [r.to_json() for r in result.reports]}, indent=2, sort_keys=True))

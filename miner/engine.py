@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -21,7 +23,7 @@ from typing import Any, Literal, TypeVar
 from miner.anchors import Anchor, Anchored, build_chain
 from miner.blame import label_fixes
 from miner.config import Config
-from miner.errors import MinerError, MissingObjectError
+from miner.errors import MinerError, MissingObjectError, WorkerLostError
 from miner.fixture import make_fixture
 from miner.git import Repo
 from miner.records import Defect, Fixture, FixCommit, Label
@@ -68,8 +70,37 @@ def make_executor(kind: ExecutorKind, jobs: int, address: str | None = None,
     if jobs <= 1:
         inline = InlineExecutor()
         return inline, lambda: None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
-    return pool, lambda: pool.shutdown(cancel_futures=True)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_QuietSpawn())
+    return pool, lambda: _stop(pool)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Shut a pool down; one that lost a worker is not waited for (its bookkeeping may wait for
+    the dead one forever): its live workers are killed."""
+    if not _lost_a_worker(pool):
+        pool.shutdown(cancel_futures=True)
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.exitcode is None:
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _DeafProcess(multiprocessing.get_context("spawn").Process):  # type: ignore[misc]
+    """A worker that ignores Ctrl-C from its first instruction: a terminal's Ctrl-C reaches every
+    process of the group, and the parent, which stops the pool and keeps what was mined, says so
+    once. An ignored signal stays ignored across the exec that starts the worker."""
+
+    def start(self) -> None:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            super().start()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+class _QuietSpawn(type(multiprocessing.get_context("spawn"))):  # type: ignore[misc]
+    Process = _DeafProcess
 
 
 # -- tasks: module-level functions of plain data, so any engine can run them ----------------
@@ -225,12 +256,35 @@ def in_order(pool: Executor, fn: Callable[..., T], calls: Iterable[tuple[Any, ..
     over: the parent never holds more than a few finished results (fixtures carry whole files).
     """
     pending: deque[Future[T]] = deque()
-    for args in calls:
-        pending.append(pool.submit(fn, *args))
-        if len(pending) >= ahead:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
+    try:
+        for args in calls:
+            pending.append(pool.submit(fn, *args))
+            if len(pending) >= ahead:
+                yield _result(pending.popleft(), pool)
+        while pending:
+            yield _result(pending.popleft(), pool)
+    except (BrokenExecutor, ValueError, OSError) as exc:
+        if isinstance(exc, BrokenExecutor) or _lost_a_worker(pool):
+            raise WorkerLostError("a worker process of the build died (killed, or out of memory); what was mined "
+                                  "so far is kept: run the same command again to resume") from None
+        raise
+
+
+def _result(future: Future[T], pool: Executor) -> T:
+    """A task's result; a pool that lost a worker is asked about every second, not waited on."""
+    while True:
+        try:
+            return future.result(timeout=1.0)
+        except FuturesTimeout:
+            if _lost_a_worker(pool):
+                raise BrokenExecutor("a worker died") from None
+
+
+def _lost_a_worker(pool: Executor) -> bool:
+    """Whether a process of a local pool has died: a worker killed while the pool starts another
+    makes the start fail (ValueError, OSError) before the pool itself notices it is broken."""
+    processes = getattr(pool, "_processes", None) or {}  # ProcessPoolExecutor's own record of its workers
+    return any(p.exitcode not in (None, 0) for p in list(processes.values()))
 
 
 def chunks(items: list[T], jobs: int, smallest: int = 4, largest: int = 64) -> list[tuple[T, ...]]:

@@ -4,6 +4,9 @@ The message names the cause and the fix; the CLI prints it on one line and exits
 """
 
 
+INTERRUPTED = "interrupted: nothing was written to the output directory; run the same command again to resume"
+
+
 class MinerError(Exception):
     """Base of all errors that are the user's to fix (bad input), not bugs in miner."""
 
@@ -36,9 +39,17 @@ class MissingObjectError(MinerError):
     """The repository lacks an object its history names (partial clone, damaged store)."""
 
 
+class PromisorUnreachableError(MinerError):
+    """A partial clone's promisor remote could not give the objects the clone lacks."""
+
+
 class TransientGitError(MinerError):
     """git failed for a reason of this run (killed by a signal, an object it could not read yet holds):
     never kept in the cache as an answer; the next run asks again."""
+
+
+class WorkerLostError(MinerError):
+    """A worker process of the build died (killed, or out of memory)."""
 
 
 class OutputLockedError(MinerError):

@@ -10,12 +10,13 @@ needs on disk (an ignore-revs list) goes to a temporary directory.
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter, OrderedDict
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import weakref
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 import pygit2
 
 from miner.errors import (EmptyRepositoryError, MinerError, MissingObjectError, NotARepositoryError,
-                          TransientGitError, UnknownRevisionError)
+                          PromisorUnreachableError, TransientGitError, UnknownRevisionError)
 from miner.records import CommitMeta, FileDiff, FileStat
 
 # libgit2 keeps up to 256 MB of decoded objects per process by default, and maps pack files
@@ -43,7 +44,7 @@ _GIT_CONFIG = [
     "-c", "core.packedGitWindowSize=16m", "-c", "core.packedGitLimit=128m", "-c", "core.deltaBaseCacheLimit=32m",
 ]
 _HEADER = "%x01%H%x02%P%x02%an%x02%ae%x02%at%x02%ct%x02%B%x03"
-_MISSING = re.compile(r"unable to read|bad object|missing blob|is corrupt|could not read")
+_MISSING = re.compile(r"unable to read|bad object|missing blob|is corrupt|could not read|could not fetch \S+ from promisor")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
@@ -151,9 +152,18 @@ class Repo:
         self._metas: OrderedDict[str, CommitMeta | None] = OrderedDict()
         self._cosmetic: dict[str, bool] = {}
         self._removed: dict[str, dict[str, tuple[str, ...]]] = {}
-        if overlay and _has_graph(Path(overlay)):
+        self.promisor = self._promisor_remote()
+        if overlay is None and self.promisor is not None:
+            # A partial clone fetches what it lacks the moment a command needs it, into its object
+            # store: git gets an object directory of miner's own to write those into instead.
+            overlay = tempfile.mkdtemp(prefix="miner-objects-")
+            weakref.finalize(self, shutil.rmtree, overlay, True)
+            self.overlay = overlay
+        if overlay and Path(overlay).is_dir():
             self._env.update({"GIT_OBJECT_DIRECTORY": overlay,
                               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")})
+            if (Path(overlay) / "pack").is_dir():
+                self._repo.odb.add_disk_alternate(overlay)  # objects fetched there, for libgit2's reads too
 
     def write_overlay(self, where: Path, seed: Path | None = None) -> str | None:
         """Write a commit-graph with changed-path filters for this repository into ``where``.
@@ -231,11 +241,48 @@ class Repo:
             return ["--"]
         return ["--", ".", *(f":(exclude,literal){p}" for p in self.exclude)]
 
+    def _promisor_remote(self) -> str | None:
+        """The remote a partial clone (``git clone --filter``) gets the objects it lacks from, or None."""
+        config = self._repo.config
+        try:
+            named = config["extensions.partialclone"]
+        except (KeyError, pygit2.GitError):
+            named = None
+        if named:
+            return str(named)
+        for entry in config:
+            if entry.name.startswith("remote.") and entry.name.endswith(".promisor") and entry.value == "true":
+                return entry.name[len("remote."):-len(".promisor")]
+        return None
+
+    def missing_objects(self, rev: str) -> list[str]:
+        """The objects the history of ``rev`` names that the repository (and miner's overlay) lacks:
+        listed, never fetched."""
+        listing = self.run("rev-list", "--objects", "--missing=print", rev).decode("utf-8", "replace")
+        return sorted({line[1:].strip() for line in listing.splitlines() if line.startswith("?")})
+
+    def fetch_objects(self, oids: list[str], objects: Path) -> None:
+        """Fetch ``oids`` from the promisor remote in one git process, into ``objects``: an object
+        directory of miner's own, with the repository's as an alternate. Nothing is written to the
+        repository: not its objects, not its refs, not FETCH_HEAD."""
+        assert self.promisor is not None
+        env = {**self._env, "GIT_OBJECT_DIRECTORY": str(objects),
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
+        proc = subprocess.run(self._git("-c", "fetch.negotiationAlgorithm=noop", "-c", "gc.auto=0",
+                                        "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags",
+                                        "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none",
+                                        "--stdin", self.promisor),
+                              input="\n".join(oids).encode() + b"\n", capture_output=True, env=env)
+        if proc.returncode < 0:
+            self._fail("fetch", proc.stderr, proc.returncode)
+        if proc.returncode != 0:
+            lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise PromisorUnreachableError(lines[-1] if lines else f"git fetch exited with {proc.returncode}")
+
     def paths_with_missing_objects(self, rev: str) -> list[str]:
         """Paths whose history at ``rev`` names blobs this repository does not have (a snapshot
         without its largest files, a damaged store): reading their history would fail."""
-        listing = self.run("rev-list", "--objects", "--missing=print", rev).decode("utf-8", "replace")
-        missing = {line[1:].strip() for line in listing.splitlines() if line.startswith("?")}
+        missing = set(self.missing_objects(rev))
         if not missing:
             return []
         paths: set[str] = set()
