@@ -36,13 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError
-
 from miner.config import Config
-from miner.errors import MinerError, RepositoryMismatchError
-from miner.explain import load_output
+from miner.errors import OutputDirError, RepositoryMismatchError
 from miner.git import Repo, header_path
 from miner.lexer import comment_spans
+from miner.output import Manifest, open_output
 from miner.records import Answer, Visible, VisibleFile, iso
 
 Severity = Literal["error", "warning"]
@@ -107,49 +105,42 @@ class _Fixture:
     answer: Answer
 
 
-def _load(out: Path, report: AuditReport) -> tuple[dict[str, object], list[_Fixture]]:
-    manifest = load_output(out)
+def _load(out: Path, report: AuditReport) -> tuple[Manifest, list[_Fixture]]:
+    fixtures_set = open_output(out)
     fixtures: list[_Fixture] = []
-    entries = manifest.get("fixtures")
-    if not isinstance(entries, list):
-        raise MinerError(f"{out}/manifest.json has no fixture list; give a directory written by `miner build`")
     listed: set[str] = set()
-    for entry in entries:
-        fid = str(entry.get("id"))
+    for entry in fixtures_set.manifest.fixtures:
+        listed |= {entry.visible, entry.answer}
         try:
-            visible = Visible.model_validate_json((out / entry["visible"]).read_text(encoding="utf-8"))
-            answer = Answer.model_validate_json((out / entry["answer"]).read_text(encoding="utf-8"))
-        except (OSError, KeyError, ValidationError, ValueError) as exc:
-            report.findings.append(Finding("layout", fid, f"visible or answer file unreadable: {exc.__class__.__name__}"))
+            fixture = fixtures_set[entry.id]
+        except OutputDirError as exc:
+            report.findings.append(Finding("layout", entry.id, f"visible or answer file unreadable: {exc}"))
             continue
-        listed |= {str(entry["visible"]), str(entry["answer"])}
-        if visible.id != fid or answer.id != fid or answer.split != entry.get("split"):
-            report.findings.append(Finding("layout", fid, "ids or split differ between manifest, visible and answer"))
-        fixtures.append(_Fixture(fid, answer.split, visible, answer))
+        if fixture.visible.id != entry.id or fixture.answer.id != entry.id or fixture.answer.split != entry.split:
+            report.findings.append(Finding("layout", entry.id, "ids or split differ between manifest, visible and answer"))
+        fixtures.append(_Fixture(entry.id, fixture.answer.split, fixture.visible, fixture.answer))
     for sub in ("visible", "answers"):
         for path in sorted((out / sub).glob("*")) if (out / sub).is_dir() else []:
             if f"{sub}/{path.name}" not in listed:
                 report.findings.append(Finding("layout", None, f"{sub}/{path.name} is not listed in the manifest"))
     report.checked["fixtures"] = len(fixtures)
-    return manifest, fixtures
+    return fixtures_set.manifest, fixtures
 
 
-def _repositories(manifest: dict[str, object], paths: list[Path]) -> dict[str, Repo]:
+def _repositories(manifest: Manifest, paths: list[Path]) -> dict[str, Repo]:
     """Repository name in the manifest -> the --repo that is it (same root commit, holds the mined head)."""
-    known = manifest.get("repositories")
-    entries = known if isinstance(known, list) else []
     out: dict[str, Repo] = {}
     for path in paths:
         repo = Repo(path)
-        match = next((e for e in entries if repo.was_mined_as(e["head"], e["identity"])), None)
+        match = next((e for e in manifest.repositories if repo.was_mined_as(e.head, e.identity)), None)
         if match is None:
-            names = ", ".join(repr(e["name"]) for e in entries) or "none"
+            names = ", ".join(repr(e.name) for e in manifest.repositories) or "none"
             raise RepositoryMismatchError(f"--repo {path} is none of the repositories mined into this output "
                                           f"({names}); give the repositories `miner build` read")
-        if match.get("dropped", {}).get("walk", {}).get("paths_with_missing_objects"):
+        if match.dropped.get("walk", {}).get("paths_with_missing_objects"):
             # The build read history without the paths whose objects are missing; so must the audit.
-            repo.exclude = tuple(repo.paths_with_missing_objects(match["head"]))
-        out[match["name"]] = repo
+            repo.exclude = tuple(repo.paths_with_missing_objects(match.head))
+        out[match.name] = repo
     return out
 
 
@@ -418,12 +409,8 @@ def _families(fixtures: list[_Fixture], patch_ids: dict[str, str]) -> Iterator[F
             yield Finding("family", top, f"a family sharing {why.get(top, 'a key')} spans splits {splits}: {listing}")
 
 
-def _fresh(fx: _Fixture, cutoffs: dict[str, dt.date] | None) -> Iterator[Finding]:
+def _fresh(fx: _Fixture, cutoffs: dict[str, dt.date]) -> Iterator[Finding]:
     claims = fx.answer.fresh
-    if cutoffs is None:
-        if claims:
-            yield Finding("fresh", fx.id, "fresh claims cannot be checked: the manifest records no cutoffs")
-        return
     if set(claims) != set(cutoffs):
         yield Finding("fresh", fx.id, f"claims cover {sorted(claims)}, the cutoffs are {sorted(cutoffs)}")
     day = dt.datetime.fromisoformat(fx.answer.head_date.replace("Z", "+00:00")).astimezone(dt.timezone.utc).date()
@@ -432,11 +419,8 @@ def _fresh(fx: _Fixture, cutoffs: dict[str, dt.date] | None) -> Iterator[Finding
             yield Finding("fresh", fx.id, f"claims fresh={claim} for {name} ({cutoffs[name]}), landed {day}")
 
 
-def _cutoffs(manifest: dict[str, object]) -> dict[str, dt.date] | None:
-    raw = manifest.get("cutoffs")
-    if not isinstance(raw, dict):
-        return None
-    return {str(k): dt.date.fromisoformat(str(v)) for k, v in raw.items()}
+def _cutoffs(manifest: Manifest) -> dict[str, dt.date]:
+    return {name: dt.date.fromisoformat(day) for name, day in manifest.cutoffs.items()}
 
 
 # -- materialized repositories -------------------------------------------------------------------------

@@ -40,11 +40,12 @@ from miner.fixture import added_lines, decode, fixture_id, make_answer
 from miner.judge import Judge, bug_packet, clean_packet, refusal
 from miner.git import Repo, runs
 from miner.ledger import LEDGER, Ledger, assign, families, updated
+from miner.output import Manifest
 from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Verdict, Visible, iso
 from miner.split import repository_split
 from miner.vet import sides_reader, vet_fixes
 from miner.walk import find_fixes
-from miner.write import MANIFEST, Staging, check_destination, check_outside, dumps
+from miner.write import MANIFEST, Staging, check_destination, check_outside, dumps, fresh_counts
 
 
 @dataclass
@@ -193,11 +194,8 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
             if repo.overlay:
                 cache.keep_commit_graphs(identity, Repo.overlay_graphs(repo.overlay))
         staging.write(LEDGER, dumps(ledger.model_dump(mode="json")))
-        fresh: dict[str, Counter[str]] = {name: Counter() for name in sorted(config.split.cutoffs)}
-        for entry in entries:
-            for name, is_fresh in entry.pop("_fresh").items():  # type: ignore[attr-defined]
-                fresh[name][entry["split"]] += is_fresh
-        manifest = {
+        fresh = fresh_counts(config.split.cutoffs, ((e["split"], e.pop("_fresh")) for e in entries))
+        manifest = Manifest.model_validate({
             "miner_version": __version__,
             "config_hash": config.digest(),
             "min_tier": config.labels.min_tier,
@@ -205,12 +203,12 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
             "seed": config.seed,
             "window": window.to_json(),
             "cutoffs": {k: v.isoformat() for k, v in sorted(config.split.cutoffs.items())},
-            "fresh": {k: dict(sorted(v.items())) for k, v in fresh.items()},
+            "fresh": fresh,
             "visible_key": visible_key(config),
             "repositories": [m.report.to_json() for m in mined],
             "fixtures": sorted(entries, key=lambda e: e["id"]),
-        }
-        staging.finish(manifest)
+        })
+        staging.finish(manifest.json_text())
     except BaseException:
         cache.close()
         staging.abort()

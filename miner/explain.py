@@ -2,30 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from miner.errors import OutputDirError
-from miner.write import MANIFEST
-
-
-def load_output(out: Path) -> dict[str, Any]:
-    try:
-        manifest: dict[str, Any] = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise OutputDirError(f"{out} has no {MANIFEST}; give a directory written by `miner build`") from exc
-    except (OSError, json.JSONDecodeError) as exc:
-        raise OutputDirError(f"{out / MANIFEST} cannot be read ({exc}); rebuild with `miner build --force`") from exc
-    return manifest
-
-
-def find_entry(out: Path, fixture_id: str) -> dict[str, Any]:
-    manifest = load_output(out)
-    for entry in manifest["fixtures"]:
-        if entry["id"] == fixture_id:
-            return dict(entry)
-    raise OutputDirError(f"no fixture {fixture_id!r} in {out}; list them with `jq '.fixtures[].id' {out / MANIFEST}`")
+from miner.output import open_output
 
 
 def _ranges(defects: list[dict[str, Any]]) -> str:
@@ -40,9 +20,9 @@ def _ranges(defects: list[dict[str, Any]]) -> str:
 def explain(out: Path, fixture_id: str) -> str:
     """The fixture's provenance, then per fix that labelled it: the lines, the link, the tier and
     the blame evidence behind them; the edits made to its visible part; its freshness per cutoff."""
-    entry = find_entry(out, fixture_id)
-    answer = json.loads((out / entry["answer"]).read_text(encoding="utf-8"))
-    visible = json.loads((out / entry["visible"]).read_text(encoding="utf-8"))
+    fixtures = open_output(out)
+    fixture = fixtures.require(fixture_id)
+    answer, visible = fixture.answer.model_dump(mode="json"), fixture.visible.model_dump(mode="json")
     lines = [
         f"{fixture_id}: {answer['kind']} fixture from {answer['repository']} (split {answer['split']})",
         f"change  {answer['head']}  committed {answer['head_date']}",

@@ -14,9 +14,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from miner.errors import MinerError, OutputDirError, RepositoryMismatchError, TargetDirError
-from miner.explain import find_entry, load_output
+from miner.errors import MinerError, RepositoryMismatchError, TargetDirError
 from miner.git import EMPTY_TREE, NewRepo, Repo
+from miner.output import Manifest, open_output
 from miner.records import Answer, Visible
 from miner.write import check_outside
 
@@ -43,29 +43,21 @@ def check_target(to: Path) -> None:
         raise TargetDirError(f"cannot write to {parent}; choose a --to where you have write permission")
 
 
-def load_fixture(out: Path, fixture_id: str) -> tuple[dict[str, object], Visible, Answer]:
-    manifest = load_output(out)
-    entry = find_entry(out, fixture_id)
-    try:
-        visible = Visible.model_validate_json((out / entry["visible"]).read_text(encoding="utf-8"))
-        answer = Answer.model_validate_json((out / entry["answer"]).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise OutputDirError(f"fixture {fixture_id} in {out} cannot be read ({exc.__class__.__name__}); "
-                             "rebuild with `miner build --force`") from exc
-    return manifest, visible, answer
+def load_fixture(out: Path, fixture_id: str) -> tuple[Manifest, Visible, Answer]:
+    fixtures = open_output(out)
+    fixture = fixtures.require(fixture_id)
+    return fixtures.manifest, fixture.visible, fixture.answer
 
 
-def check_identity(repo: Repo, manifest: dict[str, object], answer: Answer) -> None:
+def check_identity(repo: Repo, manifest: Manifest, answer: Answer) -> None:
     """``repo`` must be the repository the fixture was mined from: same root commit, and it holds the change."""
-    repos = manifest.get("repositories")
-    known = {r["name"]: r for r in repos} if isinstance(repos, list) else {}
-    entry = known.get(answer.repository, {})
+    entry = next((r for r in manifest.repositories if r.name == answer.repository), None)
     fix = f"give --repo the repository {answer.repository!r} was mined from"
     if repo.expand(answer.head) != answer.head:
         raise RepositoryMismatchError(f"{repo.path} does not hold the fixture's change; {fix}")
     # The identity is one of the roots of the mined head's history (see Repo.identity); an older
     # change need not reach it, when the repository merged in other histories, so look at the head.
-    if not repo.was_mined_as(str(entry.get("head", "")), str(entry.get("identity", ""))):
+    if entry is None or not repo.was_mined_as(entry.head, entry.identity):
         raise RepositoryMismatchError(f"{repo.path} has a different root commit than {answer.repository!r}; {fix}")
 
 

@@ -216,8 +216,22 @@ class Answer(Record):
 
 
 class Fixture(Record):
+    """One fixture: what the reviewer sees, and the answer kept from it."""
+
     visible: Visible
     answer: Answer
+
+    @property
+    def id(self) -> str:
+        return self.answer.id
+
+    @property
+    def kind(self) -> Literal["bug", "clean"]:
+        return self.answer.kind
+
+    @property
+    def split(self) -> str:
+        return self.answer.split
 
 
 def iso(when: dt.datetime) -> str:

@@ -8,16 +8,14 @@ and swapped into place, so a failure leaves the old output as it was.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from miner.errors import MinerError
-from miner.explain import load_output
 from miner.ledger import LEDGER, Ledger, refresh
-from miner.write import MANIFEST, dumps, write_atomic
+from miner.output import open_output
+from miner.write import MANIFEST, dumps, fresh_counts, write_atomic
 
 
 def _read_ids(path: Path) -> set[str]:
@@ -31,14 +29,12 @@ def _read_ids(path: Path) -> set[str]:
 def refresh_output(out: Path, *, reason: str, date: dt.date, retire_before: dt.datetime | None = None,
                    retire_file: Path | None = None) -> list[str]:
     """Retire held-out fixtures of the output at ``out``; return the ids moved to dev."""
-    manifest = load_output(out)
+    fixtures = open_output(out)
     try:
         ledger = Ledger.model_validate_json((out / LEDGER).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise MinerError(f"{out / LEDGER} is missing or damaged; rebuild the output with `miner build --force`") from exc
-    answers: dict[str, dict[str, Any]] = {}
-    for entry in manifest["fixtures"]:
-        answers[entry["id"]] = json.loads((out / entry["answer"]).read_text(encoding="utf-8"))
+    answers = {answer.id: answer for answer in fixtures.answers()}
     retire: set[str] = set()
     if retire_file is not None:
         ids = _read_ids(retire_file)
@@ -48,7 +44,7 @@ def refresh_output(out: Path, *, reason: str, date: dt.date, retire_before: dt.d
         retire |= ids
     if retire_before is not None:
         cutoff = retire_before.strftime("%Y-%m-%dT%H:%M:%SZ")
-        retire |= {fid for fid, a in answers.items() if a["split"] == "heldout" and a["head_date"] < cutoff}
+        retire |= {fid for fid, a in answers.items() if a.split == "heldout" and a.head_date < cutoff}
     new = refresh(ledger, retire, date, reason)
     moved = list(new.refreshes[-1].retired)
     staging = out.parent / f".miner-refresh-{out.name}"
@@ -57,19 +53,11 @@ def refresh_output(out: Path, *, reason: str, date: dt.date, retire_before: dt.d
     shutil.copytree(out, staging)
     try:
         for fid in moved:
-            answer = dict(answers[fid], split="dev")
-            write_atomic(staging / "answers" / f"{fid}.json", dumps(answer))
-        for entry in manifest["fixtures"]:
-            if entry["id"] in moved:
-                entry["split"] = "dev"
-        fresh: dict[str, dict[str, int]] = {name: {} for name in manifest.get("fresh", {})}
-        for entry in manifest["fixtures"]:
-            answer = answers[entry["id"]]
-            for name, is_fresh in answer.get("fresh", {}).items():
-                if name in fresh and is_fresh:
-                    fresh[name][entry["split"]] = fresh[name].get(entry["split"], 0) + 1
-        manifest["fresh"] = {k: dict(sorted(v.items())) for k, v in fresh.items()}
-        write_atomic(staging / MANIFEST, dumps(manifest))
+            answers[fid] = answers[fid].model_copy(update={"split": "dev"})
+            write_atomic(staging / "answers" / f"{fid}.json", dumps(answers[fid].model_dump(mode="json")))
+        entries = [e.model_copy(update={"split": "dev"}) if e.id in moved else e for e in fixtures.manifest.fixtures]
+        fresh = fresh_counts(fixtures.manifest.fresh, ((e.split, answers[e.id].fresh) for e in entries))
+        write_atomic(staging / MANIFEST, fixtures.manifest.model_copy(update={"fixtures": entries, "fresh": fresh}).json_text())
         write_atomic(staging / LEDGER, dumps(new.model_dump(mode="json")))
         old = out.parent / f".miner-old-{out.name}"
         if old.exists():

@@ -231,17 +231,15 @@ def score(entry: RepositoryEntry, emitted: Emitted, bugs: Iterable[BugVerdict],
 
 def emitted(out: Path, repository: str) -> Emitted:
     """The fixtures a build output holds for ``repository`` (its name in the manifest)."""
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     bugs: dict[str, frozenset[str]] = {}
     clean: set[str] = set()
-    for entry in manifest["fixtures"]:
-        if entry["repository"] != repository:
+    for answer in open_output(out).answers():
+        if answer.repository != repository:
             continue
-        answer = json.loads((out / entry["answer"]).read_text(encoding="utf-8"))
-        if answer["kind"] == "bug":
-            bugs[answer["head"]] = frozenset(d["fix"] for d in answer["defects"] or ())
+        if answer.kind == "bug":
+            bugs[answer.head] = frozenset(d.fix for d in answer.defects or ())
         else:
-            clean.add(answer["head"])
+            clean.add(answer.head)
     return Emitted(bugs=bugs, clean=frozenset(clean))
 
 

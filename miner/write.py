@@ -128,8 +128,9 @@ class Staging:
     def write(self, name: str, text: str) -> None:
         write_atomic(self.dir / name, text)
 
-    def finish(self, manifest: dict[str, Any]) -> None:
-        write_atomic(self.dir / MANIFEST, dumps(manifest))
+    def finish(self, manifest: str) -> None:
+        """Write the manifest (its text, as ``Manifest.json_text`` gives it) and put the output in place."""
+        write_atomic(self.dir / MANIFEST, manifest)
         old: Path | None = None
         if self.out.exists():
             old = self.out.parent / f".miner-old-{self.out.name}"
@@ -160,3 +161,14 @@ class Staging:
         if self.dir.exists() and not any(self.dir.iterdir()):
             self.dir.rmdir()
         self.release()
+
+
+def fresh_counts(names: Iterable[str], fixtures: Iterable[tuple[str, dict[str, bool]]]) -> dict[str, dict[str, int]]:
+    """Per cutoff name, how many fixtures of each split are fresh: from (split, the answer's fresh
+    claims) pairs. What the manifest's ``fresh`` holds; build and refresh both count with it."""
+    counts: dict[str, dict[str, int]] = {name: {} for name in sorted(names)}
+    for split, fresh in fixtures:
+        for name, is_fresh in fresh.items():
+            if name in counts:
+                counts[name][split] = counts[name].get(split, 0) + int(is_fresh)
+    return {name: dict(sorted(c.items())) for name, c in counts.items()}

@@ -93,10 +93,7 @@ def unjudged(where: Path, entry: RepositoryEntry, out: Path, data: Adjudicated, 
     found = emitted(out, entry.name)
     judged = {(v.change, fix) for v in data.bugs if v.repository == entry.url for fix in v.fixes}
     judged_clean = {v.change for v in data.clean if v.repository == entry.url}
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    ids = {}
-    for e in manifest["fixtures"]:
-        ids[json.loads((out / e["answer"]).read_text(encoding="utf-8"))["head"]] = e["id"]
+    ids = {answer.head: answer.id for answer in open_output(out).answers()}
     with open(where, "a", encoding="utf-8") as handle:
         for change in sample(found.bugs, size, f"validity:{entry.name}"):
             fixes = sorted(found.bugs[change])

@@ -29,9 +29,7 @@ def measure(path: Path, jobs: int, ratio: float) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         build([path], out, config, progress=False, jobs=jobs)
-        manifest = json.loads((out / "manifest.json").read_text())
-        clean = [json.loads((out / e["answer"]).read_text())["head"] for e in manifest["fixtures"]
-                 if e["kind"] == "clean"]
+        clean = [answer.head for answer in open_output(out).answers() if answer.kind == "clean"]
     repo = Repo(path)
     fixes = load_config().fixes
     named: set[str] = set()
