@@ -313,7 +313,7 @@ def _without_blanks(original: str, texts: list[str]) -> str:
 
 def _contents(fx: _Fixture, repo: Repo, added: dict[str, set[int]]) -> Iterator[Finding]:
     a = fx.answer
-    touched = {(new or old) for _, old, new in repo.changes(a.base, a.head)}
+    touched = {path for _, old, new in repo.changes(a.base, a.head) if (path := new or old)}
     shown = {vf.path for vf in fx.visible.files}
     if touched != shown:
         extra, missing = sorted(shown - touched), sorted(touched - shown)
@@ -523,9 +523,9 @@ def audit(out: Path, config: Config, repos: Iterable[Path] = (), materialized: I
     marker = _marker(config)
     cutoffs = _cutoffs(manifest)
     patch_ids: dict[str, str] = {}
-    for name, repo in sorted(sources.items()):
+    for name, source in sorted(sources.items()):
         mine = [fx for fx in fixtures if fx.answer.repository == name]
-        by_head = repo.commit_patch_ids(fx.answer.head for fx in mine)
+        by_head = source.commit_patch_ids(fx.answer.head for fx in mine)
         patch_ids.update({fx.id: by_head[fx.answer.head] for fx in mine if fx.answer.head in by_head})
     for fx in fixtures:
         repo = sources.get(fx.answer.repository)

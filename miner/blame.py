@@ -148,7 +148,7 @@ def _blame_through_cosmetic(history: History, rev: str, path: str, lines: list[i
     return hits, tuple(sorted(ignored))
 
 
-def _insertion_points(insertions: list[tuple[str, str, list[int]]]) -> list[tuple[str, list[int]]]:
+def _insertion_points(insertions: list[tuple[str, str, tuple[int, ...]]]) -> list[tuple[str, list[int]]]:
     """For a fix that removed no code: the first code line after each insertion (or the last before it)."""
     inserted: list[tuple[str, list[int]]] = []
     for path, text, at_lines in insertions:
@@ -170,7 +170,7 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
     """Blame the fix's removed code lines (or, failing any, its insertion points) at its parent."""
     parent = fix.meta.parents[0]
     removed: list[tuple[str, list[int]]] = []
-    insertions: list[tuple[str, str, list[int]]] = []  # only needed when no code line was removed
+    insertions: list[tuple[str, str, tuple[int, ...]]] = []  # only needed when no code line was removed
     for diff in diffs:
         if diff.old_path is None or diff.binary:
             continue
@@ -300,7 +300,7 @@ def _closest(line: str, candidates: Iterable[str]) -> str | None:
 
 
 def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
-    return SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return list(SequenceMatcher(None, a, b, autojunk=False).get_opcodes())
 
 
 def inherited(intro: str, mine: list[Traced], text: FixText, history: History) -> bool:
@@ -417,7 +417,7 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
         ranges = len(_spans(kept))
         if len(spots) > labels.max_defect_lines or ranges > labels.max_defect_ranges:
             tier, reasons = _demoted(tier, "diffuse"), reasons + ("diffuse",)
-        evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],  # type: ignore[arg-type]
+        evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],
                             candidates=candidates, looked_through=through, age_days=_age_days(intro),
                             lines_authored=lines_authored, prior=prior, reasons=reasons,
                             fix_reasons=fix.reasons)

@@ -33,14 +33,25 @@ from miner.cache import Cache, labels_key, visible_key
 from miner.classify import has_generated_marker, path_kind, with_vendored
 from miner.clean import FixTouches, corrected_by, pick_clean, source_paths, stratum, unreviewable, wanted
 from miner.config import Config
-from miner.engine import (ExecutorKind, FixtureJob, LabelResult, RepoRef, anchor_task, authorship_task, chunks,
-                          fixture_task, in_order, label_task, make_executor)
+from miner.engine import (
+    ExecutorKind,
+    FixtureJob,
+    LabelResult,
+    RepoRef,
+    anchor_task,
+    authorship_task,
+    chunks,
+    fixture_task,
+    in_order,
+    label_task,
+    make_executor,
+)
 from miner.errors import MinerError, MissingObjectError, PromisorUnreachableError
 from miner.fixture import added_lines, decode, fixture_id, make_answer
-from miner.judge import Judge, bug_packet, clean_packet, refusal
 from miner.git import Repo, runs
+from miner.judge import Judge, bug_packet, clean_packet, refusal
 from miner.ledger import LEDGER, Ledger, assign, families, updated
-from miner.output import Manifest
+from miner.output import STAGES, Manifest
 from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Verdict, Visible, iso
 from miner.split import repository_split
 from miner.vet import sides_reader, vet_fixes
@@ -65,7 +76,7 @@ class RepoReport:
     reused_labels: int = 0
     vendored: list[str] = field(default_factory=list)  # trees found vendored by their sync commits
     sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
-    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in ("walk", "vet", "blame", "bug", "clean", "judge", "write")})
+    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in STAGES})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -345,8 +356,9 @@ def _labels(repo: Repo, head: str, identity: str, fixes: list, metas: dict[str, 
     labels: list[Label] = []
     for fix in sorted(results):
         report.dropped["blame"].update(results[fix].dropped)
-        if results[fix].vetted:
-            report.dropped["vet"][results[fix].vetted] += 1
+        vetted = results[fix].vetted
+        if vetted:
+            report.dropped["vet"][vetted] += 1
         labels += results[fix].labels
     return labels
 
@@ -566,9 +578,9 @@ def _survival(repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, Co
                      if f.added and not f.binary and path_kind(f.path, config.paths) == "source"} for p in picks}
     paths = sorted({path for files in added.values() for path in files})
     authors: dict[str, dict[str, int] | None] = {}
-    for found in in_order(pool, authorship_task, ((RepoRef.of(repo), head, c) for c in chunks(paths, jobs)),
+    for batch in in_order(pool, authorship_task, ((RepoRef.of(repo), head, c) for c in chunks(paths, jobs)),
                           _ahead(jobs)):
-        authors.update(found)
+        authors.update(batch)
     found: dict[str, float | None] = {}
     for sha, files in added.items():
         present = {path: n for path, n in files.items() if authors.get(path) is not None}

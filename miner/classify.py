@@ -162,13 +162,13 @@ def vendored_trees(metas: Iterable[CommitMeta], paths: PathsConfig) -> list[str]
             syncs.setdefault(parent, set()).update(*(syncs[t] for t in trees))
     local: Counter[str] = Counter()
     for m in metas:
-        trees = {"/".join(parts[:n]) for f in m.files for parts in [f.path.split("/")] for n in range(1, len(parts) + 1)}
-        local.update(t for t in trees & syncs.keys() if m.sha not in syncs[t])
+        under = {"/".join(parts[:n]) for f in m.files for parts in [f.path.split("/")] for n in range(1, len(parts) + 1)}
+        local.update(t for t in under & syncs.keys() if m.sha not in syncs[t])
     found = {tree for tree, shas in syncs.items() if local[tree] <= sync.max_local_per_sync * len(shas)}
-    files = {f.path for m in metas for f in m.files if f.path in found}
-    return [re.sub(r"([*?[])", r"[\1]", tree) + ("" if tree in files else "/**")
+    single = {f.path for m in metas for f in m.files if f.path in found}  # trees that are one file
+    return [re.sub(r"([*?[])", r"[\1]", tree) + ("" if tree in single else "/**")
             for tree in sorted(found) if not any(_under(tree, other) for other in found - {tree})
-            and path_kind(tree if tree in files else tree + "/x", paths) != "vendored"]  # not already vendored
+            and path_kind(tree if tree in single else tree + "/x", paths) != "vendored"]  # not already vendored
 
 
 _OWN_VERSION = re.compile(r"\bversion\b")  # "bump version to 0.9": the project's own release

@@ -45,7 +45,7 @@ class FixTouches:
         for fix in fixes:
             for f in fix.files:
                 for path in {f.path, f.old_path} - {None}:
-                    times.setdefault(self._key(path), []).append(fix.committer_time)  # type: ignore[arg-type]
+                    times.setdefault(self._key(path), []).append(fix.committer_time)
         self._times = {key: sorted(ts) for key, ts in times.items()}
 
     def soon_after(self, meta: CommitMeta, paths: Iterable[str], days: int) -> bool:

@@ -26,7 +26,7 @@ from miner.config import Config
 from miner.errors import MinerError, MissingObjectError, WorkerLostError
 from miner.fixture import make_fixture
 from miner.git import Repo
-from miner.records import Defect, Fixture, FixCommit, Label
+from miner.records import Defect, FixCommit, Fixture, Label
 from miner.vet import vet_fix
 
 T = TypeVar("T")

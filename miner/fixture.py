@@ -157,8 +157,8 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
         if reason:
             omitted.add(path)
             files.append(VisibleFile(path=path, old_path=old_path if status == "R" else None,
-                                     status=_STATUS.get(status, "modified"), encoding=None,  # type: ignore[arg-type]
-                                     before=None, after=None, omitted=reason))  # type: ignore[arg-type]
+                                     status=_STATUS.get(status, "modified"), encoding=None,
+                                     before=None, after=None, omitted=reason))
             continue
         encoding = "utf-8" if all(decode(d)[1] == "utf-8" for d in datas) else "latin-1"
         before_text = before.decode(encoding) if before is not None else None
@@ -172,7 +172,7 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
                 lines = after_text.split("\n")
                 blanked_text[new_path] = {e.line: lines[e.line - 1] for e in edits}
         files.append(VisibleFile(path=path, old_path=old_path if status == "R" else None,
-                                 status=_STATUS.get(status, "modified"), encoding=encoding,  # type: ignore[arg-type]
+                                 status=_STATUS.get(status, "modified"), encoding=encoding,
                                  before=before_text, after=after_text))
     if config.strip.enabled:
         fix_subjects = tuple(sorted({d.summary for d in defects or ()}))
@@ -193,7 +193,7 @@ def make_answer(*, fid: str, kind: str, repository: str, split: str, base: str |
                 observed_days: int | None, blanked: Iterable[Blanked], config: Config, **extra: Any) -> Answer:
     """A fixture's answer part: what it is, where it came from, where its defects are and what was
     blanked. ``extra`` holds what only the whole build knows (family, how clean a clean one is)."""
-    return Answer(id=fid, kind=kind, repository=repository, split=split, base=base, head=head,  # type: ignore[arg-type]
+    return Answer(id=fid, kind=kind, repository=repository, split=split, base=base, head=head,
                   head_date=iso(committed), author_date=iso(authored), defects=defects, observed_days=observed_days,
                   fresh=freshness(committed, config.split), description_mode=config.strip.description,
                   blanked=tuple(blanked), **extra)

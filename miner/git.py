@@ -24,8 +24,15 @@ from typing import Any
 
 import pygit2
 
-from miner.errors import (EmptyRepositoryError, MinerError, MissingObjectError, NotARepositoryError,
-                          PromisorUnreachableError, TransientGitError, UnknownRevisionError)
+from miner.errors import (
+    EmptyRepositoryError,
+    MinerError,
+    MissingObjectError,
+    NotARepositoryError,
+    PromisorUnreachableError,
+    TransientGitError,
+    UnknownRevisionError,
+)
 from miner.records import CommitMeta, FileDiff, FileStat
 
 # libgit2 keeps up to 256 MB of decoded objects per process by default, and maps pack files
@@ -323,7 +330,8 @@ class Repo:
             commit = obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
             raise UnknownRevisionError(
-                f"unknown revision {rev!r} in {self.path}; give a branch, tag or commit that exists (see `git branch -a`)") from exc
+                f"unknown revision {rev!r} in {self.path}; give a branch, tag or commit that exists "
+                "(see `git branch -a`)") from exc
         return str(commit.id)
 
     def expand(self, prefix: str) -> str | None:
@@ -339,11 +347,15 @@ class Repo:
             return True
         return bool(self._repo.descendant_of(descendant, ancestor))
 
+    def _commit(self, sha: str) -> pygit2.Commit:
+        """The commit ``sha`` as libgit2 reads it (KeyError when the repository lacks it)."""
+        return self._repo[sha].peel(pygit2.Commit)
+
     def committer_date(self, sha: str) -> dt.datetime:
         return dt.datetime.fromtimestamp(self.commit_time(sha), tz=dt.timezone.utc)
 
     def commit_time(self, sha: str) -> int:
-        return int(self._repo[sha].commit_time)
+        return int(self._commit(sha).commit_time)
 
     def root_commits(self, rev: str) -> list[str]:
         out = self.run("rev-list", "--max-parents=0", rev)
@@ -420,7 +432,7 @@ class Repo:
         # In-process (libgit2): a worker looks up every candidate blame reaches, and a
         # subprocess each cost more than the blame itself.
         try:
-            commit = self._repo[sha]
+            commit = self._commit(sha)
         except (KeyError, ValueError):
             return None
         if not isinstance(commit, pygit2.Commit) or len(commit.parent_ids) > 1:
@@ -436,7 +448,7 @@ class Repo:
                 continue
             delta = patch.delta
             _, added, removed = patch.line_stats
-            binary = delta.is_binary
+            binary = bool(delta.is_binary)
             renamed = delta.status == pygit2.enums.DeltaStatus.RENAMED
             files.append(FileStat(path=delta.new_file.path, old_path=delta.old_file.path if renamed else None,
                                   added=0 if binary else added, removed=0 if binary else removed, binary=binary))
@@ -546,7 +558,7 @@ class Repo:
         In-process (libgit2, zero context, git's indent heuristic): no subprocess per candidate.
         """
         wanted = set(lines)
-        commit = self._repo[sha]
+        commit = self._commit(sha)
         if not commit.parents or not wanted:
             return wanted
         diff = self._repo.diff(commit.parents[0], commit, context_lines=0, interhunk_lines=0,
@@ -568,7 +580,7 @@ class Repo:
     def removed_lines(self, sha: str) -> dict[str, tuple[str, ...]]:
         """The lines a commit removed or replaced, by the path the commit left (in-process, cached)."""
         if sha not in self._removed:
-            commit = self._repo[sha]
+            commit = self._commit(sha)
             found: dict[str, list[str]] = {}
             if commit.parents:
                 diff = self._repo.diff(commit.parents[0], commit, context_lines=0, interhunk_lines=0)
@@ -638,7 +650,7 @@ class Repo:
             return False
 
     def _is_cosmetic_unguarded(self, sha: str) -> bool:
-        commit = self._repo[sha]
+        commit = self._commit(sha)
         if len(commit.parent_ids) != 1:
             return False
         flags = pygit2.enums.DiffOption.IGNORE_WHITESPACE | pygit2.enums.DiffOption.IGNORE_BLANK_LINES
@@ -669,7 +681,7 @@ class Repo:
     # -- objects ------------------------------------------------------------------
 
     def blob(self, sha: str, path: str) -> bytes | None:
-        commit = self._repo[sha]
+        commit = self._commit(sha)
         try:
             entry = commit.tree[path]
         except KeyError:
@@ -683,7 +695,7 @@ class Repo:
         return bytes(obj.data)
 
     def first_parent(self, sha: str) -> str | None:
-        parents = self._repo[sha].parent_ids
+        parents = self._commit(sha).parent_ids
         return str(parents[0]) if parents else None
 
     def patch(self, base: str | None, head: str) -> bytes:
@@ -730,12 +742,12 @@ class Repo:
         return set(self.run("rev-list", sha).decode().split())
 
     def tree_of(self, sha: str) -> str:
-        return str(self._repo[sha].peel(pygit2.Tree).id)
+        return str(self._commit(sha).peel(pygit2.Tree).id)
 
     def entry(self, sha: str, path: str) -> tuple[int, str] | None:
         """(file mode, object id) of ``path`` in commit ``sha``, or None when it is absent."""
         try:
-            entry = self._repo[sha].peel(pygit2.Tree)[path]
+            entry = self._commit(sha).peel(pygit2.Tree)[path]
         except KeyError:
             return None
         return int(entry.filemode), str(entry.id)

@@ -10,7 +10,7 @@ held-out set depends on can be seen in dev.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -60,7 +60,7 @@ class _Families:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def families(members: dict[str, Iterable[str]]) -> dict[str, str]:
+def families(members: Mapping[str, Iterable[str]]) -> dict[str, str]:
     """Fixture id -> family id, where fixtures sharing any key (a fix SHA, a patch-id) are one family.
 
     The family id is the smallest fixture id in it, so it does not depend on iteration order.

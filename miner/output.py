@@ -141,7 +141,7 @@ class FixtureSet:
     def _load(self, entry: Entry) -> Fixture:
         return Fixture(visible=self._read(entry.visible, Visible), answer=self._read(entry.answer, Answer))
 
-    def _read(self, relative: str, model: type[Answer] | type[Visible]):  # type: ignore[no-untyped-def]
+    def _read(self, relative: str, model: type[Answer] | type[Visible]):
         path = self.path / relative
         try:
             return model.model_validate_json(path.read_bytes())

@@ -165,7 +165,8 @@ def fast_import_chunks(spec: dict[str, Any], sha_of: Callable[[int], str]) -> It
                 raise SpecError(f"{where}: merges unknown commit or branch {merged!r}")
             # A merge takes every file the merged branch changed since it forked; the
             # merge commit's own changes resolve anything else.
-            base = states[starts[merged]].files if starts.get(merged) else {}
+            forked = starts.get(merged)
+            base = states[forked].files if forked else {}
             theirs = states[merged].files
             for path in set(base) | set(theirs):
                 if base.get(path) != theirs.get(path):

@@ -21,7 +21,8 @@ _EMAIL = re.compile(r"<?[\w.+-]+@[\w-]+(?:\.[\w-]+)+>?")
 _ISSUE = re.compile(r"(?:\b(?:GH|gh|GL|gl)-\d+\b|(?<![\w&])#\d+\b|\b[A-Z][A-Z0-9]+-\d+\b|\b[\w.-]+/[\w.-]+#\d+\b)")
 _SHA = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.I)
 _HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")  # any hex word that could name a commit
-_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related to|cherry[- ]picked from( commit)?)\s*:?\s*(?=$|[,.;)\]])", re.I)
+_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related to|cherry[- ]picked from( commit)?)"
+                      r"\s*:?\s*(?=$|[,.;)\]])", re.I)
 
 
 @lru_cache(maxsize=8)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from scipy.stats import binomtest
 
 from miner.errors import MinerError
+from miner.output import open_output
 
 
 class _Verdict(BaseModel):
@@ -209,8 +210,8 @@ def score(entry: RepositoryEntry, emitted: Emitted, bugs: Iterable[BugVerdict],
         if v.sampled_from == BASELINE:
             baseline.setdefault(v.change, []).append(v)
     result.baseline = Rate(sum(any(v.valid for v in vs) for vs in baseline.values()), len(baseline))
-    for change, verdicts in baseline.items():
-        good = {fix for v in verdicts if v.valid for fix in v.fixes}
+    for change, judged in baseline.items():
+        good = {fix for v in judged if v.valid for fix in v.fixes}
         if good:
             result.bug_baseline_valid += 1
             result.bug_kept += bool(good & emitted.bugs.get(change, frozenset()))
@@ -248,7 +249,8 @@ def total(scores: Iterable[Score]) -> Score:
     out = Score(repository="all", role="")
     base_k = base_n = cb_k = cb_n = 0
     for s in scores:
-        for name in ("bug_total", "bug_emitted", "bug_adjudicated", "bug_valid", "bug_baseline_valid", "bug_kept", "clean_emitted",
+        for name in ("bug_total", "bug_emitted", "bug_adjudicated", "bug_valid", "bug_baseline_valid", "bug_kept",
+                     "clean_emitted",
                      "clean_adjudicated", "clean_valid", "clean_pool_valid", "clean_kept"):
             setattr(out, name, getattr(out, name) + getattr(s, name))
         base_k, base_n = base_k + s.baseline.k, base_n + s.baseline.n

@@ -129,7 +129,7 @@ def vet_diff(diffs: list[FileDiff], sides: Sides, config: Config) -> tuple[str |
         if diff.link:
             kinds["link"] += 1
             continue
-        kind = path_kind(path, config.paths)
+        kind: str = path_kind(path, config.paths)
         if kind == "source" and diff.binary:
             kind = "binary"
         kinds[kind] += 1
@@ -285,8 +285,8 @@ class _Shape(ast.NodeTransformer):
         return body
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
-        if hasattr(node, "body") and isinstance(node.body, list):  # type: ignore[attr-defined]
-            node.body = self._body(node.body)  # type: ignore[attr-defined]
+        if hasattr(node, "body") and isinstance(node.body, list):
+            node.body = self._body(node.body)
         return super().generic_visit(node)
 
     def visit_arg(self, node: ast.arg) -> ast.AST:

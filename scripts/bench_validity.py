@@ -37,6 +37,7 @@ from pathlib import Path
 from miner.build import build
 from miner.config import load_config
 from miner.errors import MinerError
+from miner.output import open_output
 from miner.validity import Adjudicated, BugVerdict, Rate, RepositoryEntry, Score, emitted, load, sample, score, total
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,19 +12,20 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from miner.build import build
 from miner.classify import trailer_shas
 from miner.config import load_config
 from miner.git import Repo
+from miner.output import open_output
 
 
-def measure(path: Path, jobs: int, ratio: float) -> dict[str, object]:
+def measure(path: Path, jobs: int, ratio: float) -> dict[str, Any]:
     config = load_config().with_overrides(labels={"blame_only": True}, clean={"ratio": ratio})
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"

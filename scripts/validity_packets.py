@@ -19,6 +19,7 @@ import argparse
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from miner.fixture import decode
 from miner.git import Repo
@@ -32,7 +33,7 @@ def cut(text: str, lines: int) -> str:
     return text if len(parts) <= lines else "\n".join(parts[:lines]) + f"\n... [{len(parts) - lines} more lines cut]"
 
 
-def packet(row: dict[str, object], repo: Repo, url: str, pid: str) -> str:
+def packet(row: dict[str, Any], repo: Repo, url: str, pid: str) -> str:
     out = Path(str(row["out"]))
     visible = json.loads((out / "visible" / f"{row['fixture']}.json").read_text(encoding="utf-8"))
     answer = json.loads((out / "answers" / f"{row['fixture']}.json").read_text(encoding="utf-8"))
@@ -40,11 +41,11 @@ def packet(row: dict[str, object], repo: Repo, url: str, pid: str) -> str:
     if row["kind"] == "clean":
         text.append(f"mined head (end of the history to follow): {repo.resolve('HEAD')}")
     else:
-        text.append(f"fixes to judge: {' '.join(row['fixes'])}")  # type: ignore[arg-type]
+        text.append(f"fixes to judge: {' '.join(row['fixes'])}")
     text += ["", "### Visible title", visible["title"], "", "### Visible description", visible["description"] or "(empty)",
              "", "### Visible diff", "```diff", cut(visible["diff"], 300 if row["kind"] == "clean" else 250), "```", ""]
     files = {f["path"]: f for f in visible["files"]}
-    for fix in row.get("fixes") or []:  # type: ignore[union-attr]
+    for fix in row.get("fixes") or []:
         text.append(f"### Answer: defect lines marked for fix {fix}")
         for d in answer["defects"]:
             if d["fix"] != fix:

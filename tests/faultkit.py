@@ -75,6 +75,7 @@ class Trial:
     rerun_code: int
     rerun_stderr: str
     same: bool           # the rerun wrote the bytes of the uninterrupted build
+    differ: tuple[str, ...] = ()  # the files that differ from the reference (a few)
 
 
 def interrupt(repo: Path, out: Path, how: str, delay: float, reference: dict[str, bytes],
@@ -96,8 +97,10 @@ def interrupt(repo: Path, out: Path, how: str, delay: float, reference: dict[str
     _, err = proc.communicate(timeout=300)
     rerun = subprocess.run(command(repo, out, *extra, *(["--force"] if (out / "manifest.json").exists() else [])),
                            capture_output=True, timeout=300)
+    got = output_bytes(out) if rerun.returncode == 0 else {}
+    differ = tuple(sorted(name for name in set(got) | set(reference) if got.get(name) != reference.get(name)))[:5]
     return Trial(how, delay, proc.returncode, err.decode("utf-8", "replace"), hit, rerun.returncode,
-                 rerun.stderr.decode("utf-8", "replace"), rerun.returncode == 0 and output_bytes(out) == reference)
+                 rerun.stderr.decode("utf-8", "replace"), rerun.returncode == 0 and not differ, differ)
 
 
 _GIT = re.compile(r"^\S*git ")
@@ -134,5 +137,5 @@ def trouble(trial: Trial) -> str | None:
     if trial.hit and trial.first_code not in (0, 130, -9) and len(trial.first_stderr.strip().splitlines()) > 1:
         return "more than one line on stderr: " + trial.first_stderr
     if not trial.same:
-        return f"the rerun (exit {trial.rerun_code}) wrote other bytes: {trial.rerun_stderr}"
+        return f"the rerun (exit {trial.rerun_code}) wrote other bytes in {', '.join(trial.differ)}: {trial.rerun_stderr}"
     return None

@@ -7,16 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import Sample
+from test_engine import tree
+from test_messy import commit, git
 
 from miner import anchors
 from miner.anchors import Anchor, Anchored, build_chain
 from miner.build import build
 from miner.config import load_config
 from miner.git import Repo
-
-from conftest import Sample
-from test_engine import tree
-from test_messy import commit, git
 
 
 def _lines(n: int, tag: str) -> bytes:
@@ -56,7 +55,7 @@ def _count_anchor_hits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     used = [0]
     real = Anchor.hit
 
-    def counting(self: Anchor, line: int, final_line: int):  # type: ignore[no-untyped-def]
+    def counting(self: Anchor, line: int, final_line: int):
         used[0] += 1
         return real(self, line, final_line)
 
@@ -97,7 +96,8 @@ def test_the_side_branch_line_is_blamed_in_full(branchy: Path, tmp_path: Path) -
     head = repo.resolve("HEAD")
     anchors.save(tmp_path / "a", "main.py", build_chain(repo, head, "main.py", 2))
     hit, = Anchored(repo, str(tmp_path / "a")).blame(head, "main.py", [36])
-    assert repo.meta(hit.sha).subject == "Side change"
+    meta = repo.meta(hit.sha)
+    assert meta is not None and meta.subject == "Side change"
 
 
 def test_a_build_with_anchors_writes_the_same_bytes(samples: dict[str, Sample], tmp_path: Path,

@@ -25,7 +25,7 @@ def test_every_public_name_resolves() -> None:
         miner.no_such_name  # noqa: B018
 
 
-def test_the_readme_python_example_runs(samples: dict, tmp_path: Path,  # type: ignore[type-arg]
+def test_the_readme_python_example_runs(samples: dict, tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     section = README.read_text(encoding="utf-8").split("### From Python: `miner.open_output`", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
@@ -39,7 +39,7 @@ def test_the_readme_python_example_runs(samples: dict, tmp_path: Path,  # type: 
     assert len(lines) > 1 and all(line.startswith("fx-") for line in lines[1:])
 
 
-def test_a_fixture_set_reads_as_it_was_written(samples: dict, tmp_path: Path) -> None:  # type: ignore[type-arg]
+def test_a_fixture_set_reads_as_it_was_written(samples: dict, tmp_path: Path) -> None:
     out = tmp_path / "out"
     miner.build([samples["pyledger"].path], out, miner.load_config(), progress=False)
     fixtures = miner.open_output(out)
@@ -56,7 +56,7 @@ def test_a_fixture_set_reads_as_it_was_written(samples: dict, tmp_path: Path) ->
         fixtures.require("fx-nosuchfixture000")
 
 
-def test_a_damaged_output_is_one_line(tmp_path: Path, samples: dict) -> None:  # type: ignore[type-arg]
+def test_a_damaged_output_is_one_line(tmp_path: Path, samples: dict) -> None:
     with pytest.raises(OutputDirError, match="has no manifest.json"):
         miner.open_output(tmp_path)
     out = tmp_path / "out"

@@ -10,9 +10,9 @@ import pytest
 from miner.blame import FixText, Traced, decide, trace
 from miner.config import load_config
 from miner.git import BlameHit, Repo
+from miner.records import CommitMeta, FileStat, FixCommit
 from miner.samples import build_repo
 from miner.walk import find_fixes
-from miner.records import CommitMeta, FileStat, FixCommit
 
 CONFIG = load_config()
 A, B, ROOT, FIX = "a" * 40, "b" * 40, "c" * 40, "f" * 40
@@ -53,6 +53,9 @@ class NoCosmetic:
     def occurrences(self, revs: Iterable[str], words: Iterable[str]) -> dict[str, Counter[str]]:
         return {rev: Counter() for rev in revs}
 
+    def same_lines(self, new: str, old: str, path: str, lines: Iterable[int]) -> dict[int, int]:
+        return {}
+
 
 def traced(*pairs: tuple[str, int], added_only: bool = False) -> list[Traced]:
     return [Traced(BlameHit(final_line=i, sha=sha, orig_path="x.py", orig_line=line), added_only, ())
@@ -60,10 +63,10 @@ def traced(*pairs: tuple[str, int], added_only: bool = False) -> list[Traced]:
 
 
 def fix(link: str = "keyword", named: tuple[str, ...] = ()) -> FixCommit:
-    return FixCommit(meta=meta(FIX, parents=(A,), message="Fix it"), link=link, named=named)  # type: ignore[arg-type]
+    return FixCommit(meta=meta(FIX, parents=(A,), message="Fix it"), link=link, named=named)
 
 
-def run(f: FixCommit, t: list[Traced]):  # type: ignore[no-untyped-def]
+def run(f: FixCommit, t: list[Traced]):
     return decide(f, t, METAS.get, CONFIG, NoCosmetic())
 
 

@@ -9,11 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import Sample
 
 from miner.build import build
 from miner.config import TIERS, load_config
-
-from conftest import Sample
 
 URL = re.compile(r"https?://|www\.")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
@@ -356,6 +355,7 @@ def test_a_fix_in_the_same_files_soon_after_keeps_a_change_out_of_clean(samples:
     """With the default window, clean fixtures are the truth's clean commits less exactly those that a
     fix commit followed within 365 days in one of their source files (worked out here from git log)."""
     from conftest import every_clean_config
+
     from miner.classify import fix_link, path_kind
     from miner.config import load_config
 
@@ -378,9 +378,9 @@ def test_a_fix_in_the_same_files_soon_after_keeps_a_change_out_of_clean(samples:
         fixes = [(t, files) for _, t, message, files in commits if fix_link(message, fixes_config)[0]]
         expected = set()
         for cid in sample.truth["clean"]:
-            sha, when, _, files = next(c for c in commits if c[0] == sample.sha(cid))
-            source = {f for f in files if path_kind(f, paths) == "source"}
-            if not any(when < t <= when + 365 * 86400 and source & fixed for t, fixed in fixes):
+            _, landed, _, touched = next(c for c in commits if c[0] == sample.sha(cid))
+            source = {f for f in touched if path_kind(f, paths) == "source"}
+            if not any(landed < t <= landed + 365 * 86400 and source & fixed for t, fixed in fixes):
                 expected.add(cid)
         assert clean == expected, name
         removed_somewhere |= clean != set(sample.truth["clean"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-
 from collections.abc import Iterable, Iterator
 
 from miner.clean import corrected_by, pick_clean, reads_as_correction, unreviewable, why_not_clean
@@ -119,7 +118,7 @@ def diff(path: str, added: list[str], removed: list[str] = (), *, link: bool = F
                     removed=tuple(enumerate(removed, 1)))
 
 
-def sides(before: str, after: str):  # type: ignore[no-untyped-def]
+def sides(before: str, after: str):
     return lambda d: (before.encode(), after.encode())
 
 
@@ -146,7 +145,8 @@ def test_unreviewable_changes() -> None:
     year = [diff("src/a.c", ["/* (c) 2024 */ int y = 2024;"], ["/* (c) 2023 */ int y = 2023;"])]
     assert unreviewable(year, sides("int y = 2023;\n", "int y = 2024;\n"), CONFIG) == "bump_only"
     # A release: the version and its checksums change, and the notes in a docs file do not count.
-    tap = [diff("pkg/tap.py", ['VERSION = "0.9.1"', 'SHA = "' + "b" * 64 + '"'], ['VERSION = "0.9.0"', 'SHA = "' + "a" * 64 + '"']),
+    tap = [diff("pkg/tap.py", ['VERSION = "0.9.1"', 'SHA = "' + "b" * 64 + '"'],
+                ['VERSION = "0.9.0"', 'SHA = "' + "a" * 64 + '"']),
            diff("CHANGES.md", ["## 0.9.1", "- Faster search"])]
     assert unreviewable(tap, sides('VERSION = "0.9.0"\n', 'VERSION = "0.9.1"\n'), CONFIG) == "bump_only"
 
@@ -157,7 +157,11 @@ def test_a_rename_is_unreviewable_only_when_no_old_name_is_left() -> None:
     renamed = [diff("src/stock.py", ["def quantity_of(item):", "    return sum(quantity_of(i) for i in items)"],
                     ["def count_of(item):", "    return sum(count_of(i) for i in items)"])]
     asked: list[set[str]] = []
-    assert unreviewable(renamed, sides(before, after), CONFIG, lambda names: asked.append(names) or False) == "rename_only"
+
+    def nowhere(names: set[str]) -> bool:
+        asked.append(names)
+        return False
+    assert unreviewable(renamed, sides(before, after), CONFIG, nowhere) == "rename_only"
     assert asked == [{"count_of"}]
     # A caller elsewhere still uses the old name: the rename broke it, a reviewer should see it.
     assert unreviewable(renamed, sides(before, after), CONFIG, lambda names: True) is None

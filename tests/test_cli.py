@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import Sample
 
 from miner.cli import main
-
-from conftest import Sample
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -157,7 +156,7 @@ def test_interrupted_build_leaves_nothing_that_looks_complete_and_resumes(
     real = miner.engine.make_fixture
     calls = {"n": 0}
 
-    def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def flaky(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt

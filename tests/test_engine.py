@@ -8,11 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import Sample
 
 from miner.build import build
 from miner.config import load_config
-
-from conftest import Sample
 
 distributed = pytest.importorskip("distributed")
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-
 from conftest import Sample
+
 from miner.cli import main
 from miner.explain import explain
 

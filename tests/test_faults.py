@@ -35,7 +35,7 @@ def tree_state(path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def served(samples: dict, tmp_path: Path) -> Path:  # type: ignore[type-arg]
+def served(samples: dict, tmp_path: Path) -> Path:
     """A copy of the pyledger sample that lets clones filter out blobs."""
     server = tmp_path / "server"
     shutil.copytree(samples["pyledger"].path, server)
@@ -78,8 +78,8 @@ def test_a_partial_clone_whose_remote_is_gone_stops_with_the_fix_or_mines_withou
     assert "git -C" in str(raised.value) and "fetch --refetch" in str(raised.value)
     assert "--allow-missing-objects" in str(raised.value) and "\n" not in str(raised.value)
     assert not (tmp_path / "out" / "manifest.json").exists()
-    result = CliRunner().invoke(main, ["build", str(part), "--out", str(tmp_path / "cli"), "-q"])
-    assert result.exit_code == 2 and "fetch --refetch" in result.output and "Traceback" not in result.output
+    ran = CliRunner().invoke(main, ["build", str(part), "--out", str(tmp_path / "cli"), "-q"])
+    assert ran.exit_code == 2 and "fetch --refetch" in ran.output and "Traceback" not in ran.output
     # With the flag it mines what it can, and says how much it left out.
     logged: list[str] = []
     result = build([part], tmp_path / "out", CONFIG, progress=False, allow_missing=True, log=logged.append)
@@ -90,7 +90,7 @@ def test_a_partial_clone_whose_remote_is_gone_stops_with_the_fix_or_mines_withou
 
 # -- interruptions: kill -9, Ctrl-C, SIGTERM, a killed git, a killed worker ----------------------------
 
-def test_every_interruption_resumes_to_the_bytes_of_an_uninterrupted_build(samples: dict,  # type: ignore[type-arg]
+def test_every_interruption_resumes_to_the_bytes_of_an_uninterrupted_build(samples: dict,
                                                                             tmp_path: Path) -> None:
     """Seeded points over the length of a sample build; scripts/fault_injection.py runs many more."""
     import time
@@ -111,7 +111,7 @@ def test_every_interruption_resumes_to_the_bytes_of_an_uninterrupted_build(sampl
     assert not problems, "\n".join(problems)
 
 
-def test_a_deleted_blob_builds_the_same_cold_rebuilt_and_resumed(samples: dict,  # type: ignore[type-arg]
+def test_a_deleted_blob_builds_the_same_cold_rebuilt_and_resumed(samples: dict,
                                                                tmp_path: Path) -> None:
     from faultkit import command, interrupt, output_bytes
     repo = tmp_path / "damaged"

@@ -86,7 +86,7 @@ def test_same_lines_maps_unchanged_lines_between_versions(tmp_path: Path) -> Non
     assert repo.same_lines(new, old, "gone.py", [1]) == {}
 
 
-def test_a_failure_of_the_run_is_never_a_missing_object(samples: dict) -> None:  # type: ignore[type-arg]
+def test_a_failure_of_the_run_is_never_a_missing_object(samples: dict) -> None:
     """Only objects the repository really lacks make a MissingObjectError (which a build may keep);
     a git killed by a signal, or one that says it cannot read what the store holds, fails the run."""
     import pytest
@@ -103,7 +103,7 @@ def test_a_failure_of_the_run_is_never_a_missing_object(samples: dict) -> None: 
         repo._fail("log", b"fatal: unable to read " + b"0" * 39 + b"1")
 
 
-def test_two_builds_into_one_output_cannot_run_at_once(samples: dict, tmp_path: Path) -> None:  # type: ignore[type-arg]
+def test_two_builds_into_one_output_cannot_run_at_once(samples: dict, tmp_path: Path) -> None:
     import pytest
 
     from miner.build import build

@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import Sample
 
 from miner.build import build
 from miner.config import load_config
-
-from conftest import Sample
 
 # Keeps everything but the range-end fix and the capacity change; logs every packet it reads.
 JUDGE = """

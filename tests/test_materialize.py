@@ -9,12 +9,11 @@ import subprocess
 from pathlib import Path
 
 from click.testing import CliRunner
+from test_audit import Planted, planted  # noqa: F401  (the module-scoped fixture)
 
 from miner.build import build
 from miner.cli import main
 from miner.config import load_config
-
-from test_audit import Planted, planted  # noqa: F401  (the module-scoped fixture)
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import SAMPLES, Sample
 
 from miner.errors import SpecError
 from miner.samples import build_repo
-
-from conftest import SAMPLES, Sample
 
 SPEC = """
 author: Ann <ann@example.com>

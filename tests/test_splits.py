@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import Sample, every_clean_config
 
 from miner.build import Window, build
 from miner.cli import main
 from miner.config import Config, load_config
 from miner.ledger import Ledger, assign, families, refresh
 from miner.samples import build_repo
-
-from conftest import Sample, every_clean_config
 
 
 def manifest(out: Path) -> dict:

@@ -16,7 +16,7 @@ SHA = "a" * 40
 def fix(message: str, link: str = "keyword") -> FixCommit:
     meta = CommitMeta(sha=SHA, parents=("b" * 40,), author_name="Ann", author_email="ann@example.com",
                       author_time=0, committer_time=0, message=message, files=())
-    return FixCommit(meta=meta, link=link)  # type: ignore[arg-type]
+    return FixCommit(meta=meta, link=link)
 
 
 @pytest.mark.parametrize("message,reason", [
@@ -67,7 +67,7 @@ def change(path: str, *, new: bool = False) -> FileDiff:
                     removed=() if new else ((1, "x"),), added=((1, "y"),))
 
 
-def sides(before: str, after: str):  # type: ignore[no-untyped-def]
+def sides(before: str, after: str):
     return lambda d: (None if d.new_file else before.encode(), after.encode())
 
 
