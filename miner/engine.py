@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 from miner.anchors import Anchor, Anchored, build_chain
 from miner.blame import label_fixes
 from miner.config import Config
-from miner.errors import MinerError, MissingObjectError, WorkerLostError
+from miner.errors import MinerError, MissingObjectError, TransientGitError, WorkerLostError
 from miner.fixture import make_fixture
 from miner.git import Repo
 from miner.records import Defect, FixCommit, Fixture, Label
@@ -196,6 +196,8 @@ def anchor_task(ref: RepoRef, head: str, path: str, every: int) -> tuple[str, li
     _delay()
     try:
         return path, build_chain(ref.open(), head, path, every)
+    except TransientGitError:
+        raise  # a failure of this run: the next run builds the anchors, the same as an uninterrupted one
     except MinerError:
         return path, []
 
