@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
 from miner.config import Config
 from miner.errors import OutputDirError, RepositoryMismatchError
 from miner.git import Repo, header_path
@@ -222,43 +225,45 @@ class _Section:
     new_path: str | None = None
     lines: list[tuple[str, int, int, str]] = field(default_factory=list)  # (tag, old no, new no, text)
     omitted: bool = False
+    error: str | None = None  # why unidiff could not read the section
 
 
 def _parse_diff(diff: str) -> list[_Section]:
-    """Every file section of a unified diff with each line's old and new numbers."""
-    sections: list[_Section] = []
-    current: _Section | None = None
-    old_no = new_no = 0
-    in_hunk = False
+    """Every file section of a visible diff with each line's old and new numbers, read by unidiff: a
+    parser of its own, not the code that wrote the diff. A section whose contents the fixture stage
+    left out (a hunk header, then ``(contents omitted)``) is marked so and not given to unidiff."""
+    chunks: list[list[str]] = []
     for line in diff.split("\n"):
         if line.startswith("diff --git "):
-            current = _Section()
-            sections.append(current)
-            in_hunk = False
+            chunks.append([])
+        if chunks:
+            chunks[-1].append(line)
+    sections: list[_Section] = []
+    for chunk in chunks:
+        if "(contents omitted)" in chunk:
+            section = _Section(omitted=True)
+            for line in chunk:
+                if line.startswith("--- "):
+                    section.old_path = header_path(line[4:].encode("utf-8", "surrogateescape"))
+                elif line.startswith("+++ "):
+                    section.new_path = header_path(line[4:].encode("utf-8", "surrogateescape"))
+            sections.append(section)
             continue
-        if current is None:
+        try:
+            patched, = PatchSet("\n".join(chunk) + "\n")
+        except (UnidiffParseError, ValueError) as exc:
+            sections.append(_Section(error=str(exc) or exc.__class__.__name__))
             continue
-        match = _HUNK.match(line)
-        if match:
-            in_hunk = True
-            old_no, new_no = int(match.group(1)), int(match.group(3))
-            continue
-        tag = line[:1]
-        if in_hunk and tag in ("+", "-", " "):
-            current.lines.append((tag, old_no, new_no, line[1:]))
-            old_no += tag != "+"
-            new_no += tag != "-"
-            continue
-        if in_hunk and tag == "\\":
-            continue
-        in_hunk = False
-        if line == "(contents omitted)":
-            current.omitted = True
-        elif line.startswith("--- "):
-            current.old_path = header_path(line[4:].encode("utf-8", "surrogateescape"))
-        elif line.startswith("+++ "):
-            current.new_path = header_path(line[4:].encode("utf-8", "surrogateescape"))
+        sections.append(_Section(
+            old_path=_header(patched.source_file), new_path=_header(patched.target_file),
+            lines=[(line.line_type, line.source_line_no or 0, line.target_line_no or 0, line.value.rstrip("\n"))
+                   for hunk in patched for line in hunk if line.line_type in ("+", "-", " ")]))
     return sections
+
+
+def _header(path: str | None) -> str | None:
+    """A path as unidiff gives it (``a/x``, git's C-quoting kept) to the path of the repository."""
+    return None if path is None else header_path(path.encode("utf-8", "surrogateescape"))
 
 
 def _added(diff: str) -> dict[str, set[int]]:
@@ -283,6 +288,9 @@ def _same_line(claimed: str, actual: str, encoding: str | None) -> bool:
 def _diff_matches_files(fx: _Fixture) -> Iterator[Finding]:
     files = {vf.path: vf for vf in fx.visible.files}
     for section in _parse_diff(fx.visible.diff):
+        if section.error:
+            yield Finding("diff", fx.id, f"a section of the diff does not parse: {section.error}")
+            continue
         path = section.new_path or section.old_path
         vf = files.get(path or "")
         if vf is None:

@@ -17,10 +17,11 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tqdm import tqdm
 
+from miner.baseline import pydriller_szz
 from miner.blame import label_fixes, tier_allowed
 from miner.classify import trailer_shas
 from miner.config import TIERS, Config, Tier
@@ -204,6 +205,16 @@ class Calibration:
     labels: list[Label]
     out_of_scope: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    baseline: dict[str, set[str]] | None = None  # fix -> the commits PyDriller's SZZ names (--baseline)
+
+    def baseline_score(self) -> Score | None:
+        """PyDriller's SZZ on the same in-scope fixes, scored as one tier of labels is."""
+        if self.baseline is None:
+            return None
+        pairs = [(fix, sha) for fix, shas in self.baseline.items() if fix in self.truths for sha in sorted(shas)]
+        return Score(tiers=(), fixes=len(self.truths), pairs=sum(len(t.named) for t in self.truths.values()),
+                     labels=len(pairs), correct=sum(sha in self.truths[fix].named for fix, sha in pairs),
+                     labelled_fixes=len({fix for fix, _ in pairs}))
 
     def tier(self, tier: Tier) -> Score:
         return score(self.truths, self.labels, (tier,))
@@ -234,6 +245,7 @@ class Calibration:
             "best": self.best().to_json(),
             "ceiling": self.ceiling().to_json(),
             "dropped": dict(sorted(self.dropped.items())),
+            "baseline": {"pydriller": base.to_json()} if (base := self.baseline_score()) else None,
         }
 
 
@@ -295,8 +307,9 @@ def _vetted(fixes: list[FixCommit], diffs_of: Mapping[str, list[FileDiff]], repo
 
 
 def calibrate(repo: Repo, name: str, config: Config, *, rev: str = "HEAD", min_fixes: int = MIN_IN_SCOPE,
-              progress: bool = False) -> Calibration:
-    """Run the labeller blind to trailers on the in-scope trailer fixes of ``repo`` and keep its labels."""
+              progress: bool = False, baseline: Literal["pydriller"] | None = None) -> Calibration:
+    """Run the labeller blind to trailers on the in-scope trailer fixes of ``repo`` and keep its labels;
+    with ``baseline``, PyDriller's SZZ labels the same fixes, to be scored beside them."""
     head = repo.resolve(rev)
     out_of_scope: Counter[str] = Counter()
     metas, truths, diffs_of = collect(repo, head, config, out_of_scope, progress)
@@ -312,8 +325,9 @@ def calibrate(repo: Repo, name: str, config: Config, *, rev: str = "HEAD", min_f
     pairs = _vetted(fixes, diffs_of, repo, blind, dropped)
     labels = list(label_fixes(tqdm(pairs, total=len(fixes), desc="calibrate: blame", unit="fix",
                                    disable=not progress, leave=False), repo, metas.get, blind, dropped))
+    named = pydriller_szz(repo.git_dir, sorted(truths)) if baseline == "pydriller" else None
     return Calibration(repository=name, head=head, min_tier=config.labels.min_tier, trailer_fixes=trailer_count,
-                       truths=truths, labels=labels, out_of_scope=out_of_scope, dropped=dropped)
+                       truths=truths, labels=labels, out_of_scope=out_of_scope, dropped=dropped, baseline=named)
 
 
 def _fmt(x: float | None) -> str:
@@ -339,6 +353,9 @@ def table(cal: Calibration) -> str:
     lines.append(row(f"default (up to {cal.min_tier})", cal.default))
     best = cal.best()
     lines.append(row(f"best F1 (up to {best.tiers[-1]})", best))
+    base = cal.baseline_score()
+    if base is not None:
+        lines.append(row("PyDriller SZZ (baseline)", base))
     c = cal.ceiling()
     lines.append(f"ceiling: blame reached a named commit for {c.in_reach} of {c.fixes} fixes "
                  f"({_fmt(_ratio(c.in_reach, c.fixes))}); some tier's answer is right for {c.answered_right} "

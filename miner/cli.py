@@ -226,10 +226,12 @@ def explain_cmd(out: Path, fixture_id: str) -> None:
 @click.option("--rev", default="HEAD", show_default=True, help="Revision whose history is measured.")
 @click.option("--min-fixes", type=click.IntRange(min=1), default=20, show_default=True,
               help="Fewest in-scope trailer fixes worth measuring.")
+@click.option("--baseline", type=click.Choice(["pydriller"]),
+              help="Also label the same fixes with PyDriller's SZZ and print its figures beside miner's.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @config_option
-def calibrate_cmd(repo: Path, rev: str, min_fixes: int, as_json: bool, quiet: bool,
+def calibrate_cmd(repo: Path, rev: str, min_fixes: int, baseline: str | None, as_json: bool, quiet: bool,
                   config_path: Path | None) -> None:
     """Measure miner's labels on REPO's own ground truth: fixes whose trailers name the commit they repair.
 
@@ -238,13 +240,14 @@ def calibrate_cmd(repo: Path, rev: str, min_fixes: int, as_json: bool, quiet: bo
     Example:
 
         miner calibrate path/to/iproute2 --json
+        miner calibrate path/to/iproute2 --baseline pydriller
     """
     from miner.calibrate import calibrate, table
     from miner.git import Repo
 
     config = load_config(config_path)
     result = calibrate(Repo(repo), repository_name(repo), config, rev=rev, min_fixes=min_fixes,
-                       progress=not quiet and sys.stderr.isatty())
+                       progress=not quiet and sys.stderr.isatty(), baseline=baseline)  # type: ignore[arg-type]
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:

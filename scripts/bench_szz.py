@@ -19,16 +19,14 @@ never written to. Example:
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from miner.baseline import pydriller_szz
 from miner.blame import decide, tier_allowed, trace
 from miner.build import repository_name
 from miner.calibrate import Truth, blind_fixes, collect
@@ -77,21 +75,9 @@ def miner_run(repo: Repo, fixes: list[FixCommit], metas: dict[str, CommitMeta], 
 
 
 def pydriller_run(path: Path, fixes: list[FixCommit]) -> Run:
-    from pydriller import Git
-
     run = Run("PyDriller get_commits_last_modified_lines")
-    with tempfile.TemporaryDirectory(prefix="bench-szz-") as tmp:
-        copy = Path(tmp) / "copy.git"
-        subprocess.run(["git", "clone", "-q", "--bare", "--no-hardlinks", str(path), str(copy)], check=True,
-                       env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
-        git = Git(str(copy))
-        for fix in fixes:
-            start = time.perf_counter()
-            commit = git.get_commit(fix.meta.sha)
-            found = git.get_commits_last_modified_lines(commit)
-            run.seconds.append(time.perf_counter() - start)
-            run.answers[fix.meta.sha] = {sha for shas in found.values() for sha in shas}
-        git.clear()
+    run.answers.update(pydriller_szz(path, [fix.meta.sha for fix in fixes],
+                                     lambda fix, seconds: run.seconds.append(seconds)))
     return run
 
 

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from miner.baseline import pydriller_szz
 from miner.build import build
 from miner.config import load_config
 from miner.errors import MinerError
@@ -61,29 +61,11 @@ def build_one(entry: RepositoryEntry, path: Path, out: Path, jobs: int, fresh: b
     return time.perf_counter() - start
 
 
-def pydriller_pairs(path: Path, fixes: list[str]) -> dict[str, set[str]]:
-    """fix -> the commits PyDriller's SZZ names for it, run on a bare copy of the repository."""
-    from pydriller import Git
-
-    with tempfile.TemporaryDirectory(prefix="bench-validity-") as tmp:
-        copy = Path(tmp) / "copy.git"
-        subprocess.run(["git", "clone", "-q", "--bare", "--no-hardlinks", str(path), str(copy)], check=True)
-        git = Git(str(copy))
-        found: dict[str, set[str]] = {}
-        for fix in fixes:
-            try:
-                found[fix] = {c for commits in git.get_commits_last_modified_lines(git.get_commit(fix)).values()
-                              for c in commits}
-            except Exception:  # noqa: BLE001 - PyDriller fails on some commits (binary, submodule): no answer
-                found[fix] = set()
-        return found
-
-
 def pydriller_score(entry: RepositoryEntry, path: Path, bugs: list[BugVerdict]) -> tuple[Rate, int]:
     """Validity of PyDriller's (commit, fix) pairs that have a verdict; and how many pairs it named."""
     mine = [v for v in bugs if v.repository == entry.url]
     verdict = {(v.change, fix): v for v in mine for fix in v.fixes}
-    named = pydriller_pairs(path, sorted({fix for v in mine for fix in v.fixes}))
+    named = pydriller_szz(path, sorted({fix for v in mine for fix in v.fixes}))
     judged = [verdict[(c, fix)] for fix, commits in named.items() for c in commits if (c, fix) in verdict]
     return Rate(sum(v.valid for v in judged), len(judged)), sum(len(c) for c in named.values())
 

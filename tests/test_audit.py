@@ -141,6 +141,17 @@ def test_a_tampered_visible_file_is_caught(planted: Planted, tmp_path: Path) -> 
     assert "contents" in checks(report) and "diff" in checks(report)
 
 
+def test_a_diff_that_does_not_parse_is_caught(planted: Planted, tmp_path: Path) -> None:
+    """The audit reads the visible diff with unidiff, not with the code that wrote it."""
+    out = copy(planted.stripped, tmp_path)
+    path = out / "visible" / f"{planted.fixture(out)}.json"
+    visible = json.loads(path.read_text())
+    visible["diff"] = "\n".join(visible["diff"].rstrip("\n").split("\n")[:-2]) + "\n"  # a hunk cut short
+    path.write_text(json.dumps(visible))
+    code, report, _ = audit(str(out), "--repo", str(planted.repo))
+    assert code == 1 and any(f["check"] == "diff" and "does not parse" in f["detail"] for f in report["findings"]), report
+
+
 def test_a_defect_line_outside_the_added_lines_is_caught(planted: Planted, tmp_path: Path) -> None:
     out = copy(planted.stripped, tmp_path)
     path = out / "answers" / f"{planted.fixture(out)}.json"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miner.calibrate import Calibration, TooFewTrailersError, calibrate
+from miner.calibrate import Calibration, TooFewTrailersError, calibrate, table
 from miner.cli import main
 from miner.config import load_config
 from miner.git import Repo
@@ -169,3 +169,23 @@ def test_cli_json_and_table(trailers: tuple[Path, dict[str, str]]) -> None:
     assert run.exit_code == 0
     assert "default (up to blame)" in run.stdout and "0.500" in run.stdout
     assert "blame reached a named commit for 3 of 4 fixes" in run.stdout
+
+
+def test_pydriller_baseline_is_scored_beside_the_labels(trailers: tuple[Path, dict[str, str]]) -> None:
+    """PyDriller blames every line each fix deleted and names whoever last touched them: on this
+    history it names every commit blame reaches, so it is right on fix_parse and fix_mixed and wrong on
+    the rest. It runs on a copy: the repository is not written."""
+    repo, shas = trailers
+    before = sorted((p.relative_to(repo), p.stat().st_mtime_ns) for p in (repo / ".git").rglob("*") if p.is_file())
+    with_baseline = calibrate(Repo(repo), "trailers", load_config(), min_fixes=4, baseline="pydriller")
+    assert with_baseline.baseline is not None
+    named = {fix: sorted(found) for fix, found in with_baseline.baseline.items()}
+    assert named[shas["fix_parse"]] == [shas["c_parse"]]
+    assert named[shas["fix_total"]] == [shas["c_wrap"]]
+    base = with_baseline.to_json()["baseline"]["pydriller"]
+    right = sum(sha in with_baseline.truths[fix].named for fix, found in named.items() for sha in found)
+    assert base["labels"] == sum(len(found) for found in named.values()) and base["correct"] == right
+    assert "PyDriller SZZ (baseline)" in table(with_baseline)
+    assert calibrate(Repo(repo), "trailers", load_config(), min_fixes=4).to_json()["baseline"] is None
+    after = sorted((p.relative_to(repo), p.stat().st_mtime_ns) for p in (repo / ".git").rglob("*") if p.is_file())
+    assert after == before
