@@ -302,5 +302,79 @@ def audit_cmd(out: Path, repos: tuple[Path, ...], materialized: tuple[Path, ...]
         sys.exit(1)
 
 
+@main.command("review", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--cmd", "command", required=True, metavar="CMD",
+              help="The reviewer: gets the visible JSON on stdin, prints findings as JSON on stdout.")
+@click.option("--name", required=True, help="The reviewer's name; the run goes to OUT/runs/NAME.jsonl.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Fixtures reviewed at once.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds one review may take before it counts as an error.")
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Times each fixture is reviewed (the score averages them).")
+@click.option("--split", type=click.Choice(["dev", "heldout"]), help="Review one split only.")
+@click.option("--checkout", "checkout_from", type=click.Path(path_type=Path, file_okay=False),
+              help="The mined repository: each review also gets MINER_CHECKOUT, a repository at the change.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+def review_cmd(out: Path, command: str, name: str, jobs: int, timeout: float, repeats: int, split: str | None,
+               checkout_from: Path | None, quiet: bool) -> None:
+    """Run a reviewer over the fixtures of OUT and keep its findings; a rerun resumes.
+
+    A non-zero exit, output that does not parse, or a timeout is recorded as an error, never as a
+    clean review. The reviewer never sees the answers.
+
+    Example:
+
+        miner review fixtures_out --cmd "python scripts/reviewers/every_line.py" --name every-line -j 4
+    """
+    from miner.review import review
+
+    log = (lambda _msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    run = review(out, command, name, jobs=jobs, timeout=timeout, repeats=repeats, split=split,
+                 checkout_from=checkout_from, progress=not quiet and sys.stderr.isatty(), log=log)
+    click.echo(f"{run.path}: {run.ran} reviewed now, {run.done} kept from before, {run.errors} errors", err=True)
+
+
+@main.command("score", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--tolerance", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Lines a finding may be from a defect and still match it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object on stdout.")
+def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) -> None:
+    """Score reviewer runs (OUT/runs/NAME.jsonl files) against the answers of OUT, with intervals.
+
+    Two or more runs are also compared, paired on the fixtures both reviewed.
+
+    Example:
+
+        miner score fixtures_out fixtures_out/runs/every-line.jsonl fixtures_out/runs/silent.jsonl
+    """
+    from miner.output import open_output
+    from miner.review import read_runs
+    from miner.score import score, table
+
+    for path in runs:
+        if not path.is_file():
+            raise MinerError(f"{path} does not exist; give run files that `miner review` wrote")
+    report = score(open_output(out), [(path, read_runs(path)) for path in runs], tolerance)
+    click.echo(json.dumps(report, indent=2, sort_keys=True) if as_json else table(report))
+
+
+@main.command("schema", context_settings=CONTEXT)
+@click.argument("what", type=click.Choice(["findings"]))
+def schema_cmd(what: str) -> None:
+    """Print the JSON Schema of a format miner reads (findings: one line of a run file).
+
+    Example:
+
+        miner schema findings > findings.schema.json
+    """
+    from miner.findings import schema
+
+    click.echo(json.dumps(schema(), indent=2, sort_keys=True))
+
+
 if __name__ == "__main__":
     main()

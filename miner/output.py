@@ -15,6 +15,7 @@ A manifest that does not parse as the schema below is refused with one line nami
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,6 +138,15 @@ class FixtureSet:
         """Every fixture's answer, without reading the visible parts (which carry whole files)."""
         for entry in self.manifest.fixtures:
             yield self._read(entry.answer, Answer)
+
+    def digest(self, part: Literal["visible", "answer"] = "visible") -> str:
+        """A digest of every fixture's visible part (what a reviewer was shown), or of the answers: a
+        run is scored only on the fixture set it was made on."""
+        outer = hashlib.sha256()
+        for entry in sorted(self.manifest.fixtures, key=lambda e: e.id):
+            inner = hashlib.sha256((self.path / getattr(entry, part)).read_bytes()).hexdigest()
+            outer.update(f"{entry.id} {inner}\n".encode())
+        return outer.hexdigest()[:16]
 
     def _load(self, entry: Entry) -> Fixture:
         return Fixture(visible=self._read(entry.visible, Visible), answer=self._read(entry.answer, Answer))
