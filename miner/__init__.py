@@ -10,6 +10,9 @@ The public API, for tools and people building on miner's fixture sets::
         ...
 
 Names are imported when first used, so ``import miner`` (and ``python -m miner``) stays quick.
+``miner.build`` (``audit``, ``calibrate``, ``explain``, ``materialize``) is the function; its module
+is ``importlib.import_module("miner.build")``, or ``from miner.build import ...``. What the stages
+say goes to the ``miner`` logger (``logging``); the command line prints it on stderr.
 """
 
 from __future__ import annotations

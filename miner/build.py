@@ -15,13 +15,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import shutil
 import statistics
 import tempfile
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from miner import __version__, anchors
 from miner.blame import tier_allowed
 from miner.cache import Cache, labels_key, visible_key
 from miner.classify import has_generated_marker, path_kind, with_vendored
-from miner.clean import FixTouches, corrected_by, pick_clean, source_paths, stratum, unreviewable, wanted
+from miner.clean import FixTouches, confidence, corrected_by, pick_clean, source_paths, stratum, unreviewable, wanted
 from miner.config import Config
 from miner.engine import (
     ExecutorKind,
@@ -52,11 +53,13 @@ from miner.git import Repo, runs
 from miner.judge import Judge, bug_packet, clean_packet, refusal
 from miner.ledger import LEDGER, Ledger, assign, families, updated
 from miner.output import STAGES, Manifest
-from miner.records import Answer, CleanPick, CommitMeta, Defect, Label, Verdict, Visible, iso
+from miner.records import Answer, CleanPick, CommitMeta, Defect, FixCommit, Label, Verdict, Visible, iso
 from miner.split import repository_split
 from miner.vet import sides_reader, vet_fixes
 from miner.walk import find_fixes
 from miner.write import MANIFEST, Staging, check_destination, check_outside, dumps, fresh_counts
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass
@@ -102,6 +105,20 @@ class Window:
 
     def to_json(self) -> dict[str, str | None]:
         return {"since": iso(self.since) if self.since else None, "until": iso(self.until) if self.until else None}
+
+
+@dataclass(frozen=True)
+class Run:
+    """What every stage of one build shares: the settings, the workers, the cache, the window. A
+    repository's stages get a copy whose config knows its vendored trees."""
+
+    config: Config
+    pool: Executor
+    jobs: int
+    cache: Cache
+    window: Window
+    progress: bool
+    judge: Judge | None = None
 
 
 @dataclass
@@ -161,13 +178,14 @@ def _clean_check(repo: Repo, head: str, config: Config, fixes: set[str]) -> Call
 
 
 def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", force: bool = False,
-          progress: bool = True, log: Callable[[str], None] = lambda _: None, jobs: int = 1,
+          progress: bool = True, jobs: int = 1,
           executor: ExecutorKind = "local", address: str | None = None, scheduler_file: str | None = None,
           window: Window = Window(), use_cache: bool = True, names: list[str] | None = None,
           judge: str | None = None, judge_timeout: float = 300.0, allow_missing: bool = False) -> BuildResult:
     """Mine every repository and write one fixture set to ``out``.
 
     ``names`` overrides the repository names (by default each directory's name, less ``.git``).
+    Progress is told through the ``miner`` logger (the command line prints it on stderr).
     ``judge`` is a command asked about every candidate (see miner.judge). A partial clone gets the
     objects it lacks from its promisor remote first; when that fails, the build stops, unless
     ``allow_missing``: then it mines without them, leaving out the paths they belong to.
@@ -192,14 +210,14 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
         identities = [repo.identity(head, known.get(name)) for repo, head, name in zip(repos, heads, names)]
         repos = [_with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
                  for n, (repo, identity) in enumerate(zip(repos, identities))]
-        repos = [_with_promised(repo, head, scratch / str(n), allow_missing, log, progress)
+        repos = [_with_promised(repo, head, scratch / str(n), allow_missing, progress)
                  for n, (repo, head) in enumerate(zip(repos, heads))]
+        run = Run(config=config, pool=pool, jobs=jobs, cache=cache, window=window, progress=progress, judge=asker)
         each = enumerate(zip(repos, names, heads, identities))
-        mined = [_mine(repo, name, head, identity, config, pool, jobs, cache, window, progress, log, scratch / str(n),
-                       asker) for n, (repo, name, head, identity) in each]
+        mined = [_mine(run, repo, name, head, identity, scratch / str(n)) for n, (repo, name, head, identity) in each]
         if asker is not None:
             cache.save_judge_verdicts(asker.known)
-        entries, ledger = _write_fixtures(mined, config, pool, jobs, cache, staging, ledger, previous, progress)
+        entries, ledger = _write_fixtures(run, mined, staging, ledger, previous)
         cache.sort_labels()
         for repo, identity in zip(repos, identities):
             if repo.overlay:
@@ -241,8 +259,7 @@ def _with_overlay(repo: Repo, where: Path, seed: Path | None) -> Repo:
 FETCH_BATCH = 10000  # objects asked of a promisor remote in one git process
 
 
-def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, log: Callable[[str], None],
-                   progress: bool) -> Repo:
+def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, progress: bool) -> Repo:
     """A partial clone with the objects its history at ``head`` lacks fetched from its promisor
     remote, in batches, into an object directory of miner's own (the repository is never written).
     A full clone, or a partial one that lacks nothing, is returned as it is."""
@@ -254,7 +271,7 @@ def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, log:
     objects = Path(repo.overlay) if repo.overlay and (Path(repo.overlay) / "info").is_dir() else where / "objects"
     (objects / "pack").mkdir(parents=True, exist_ok=True)
     (objects / "info").mkdir(exist_ok=True)
-    log(f"{repo.path}: a partial clone lacking {len(missing)} objects; fetching them from {repo.promisor!r}")
+    _LOG.info("%s: a partial clone lacking %d objects; fetching them from %r", repo.path, len(missing), repo.promisor)
     fetched = 0
     try:
         with tqdm(total=len(missing), desc=f"{repo.path.name}: fetch", disable=not progress, unit="object",
@@ -270,8 +287,8 @@ def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, log:
                 f"{repo.path} is a partial clone lacking {len(missing)} objects, and its remote {repo.promisor!r} "
                 f"could not give them ({exc}); run `git -C {repo.top} fetch --refetch {repo.promisor}` or mine a "
                 "full clone, or pass --allow-missing-objects to mine without them") from None
-        log(f"{repo.path}: {len(missing) - fetched} of {len(missing)} missing objects could not be fetched ({exc}); "
-            "mining without them: the paths they belong to are left out")
+        _LOG.warning("%s: %d of %d missing objects could not be fetched (%s); mining without them: the paths they "
+                     "belong to are left out", repo.path, len(missing) - fetched, len(missing), exc)
     return Repo(repo.git_dir, repo.exclude, str(objects)) if fetched else repo
 
 
@@ -296,13 +313,13 @@ def _load_ledger(previous: Path | None) -> Ledger:
                          "or move it away to start a new ledger") from exc
 
 
-def _walk(repo: Repo, head: str, identity: str, cache: Cache, window: Window, log: Callable[[str], None],
-          dropped: Counter[str]) -> list[CommitMeta]:
+def _walk(run: Run, repo: Repo, head: str, identity: str, dropped: Counter[str]) -> list[CommitMeta]:
     """Every non-merge commit to mine: from the cache as far as it reaches, from git for the rest.
 
     A repository that lacks some objects (a snapshot without its largest blobs, a damaged store) is
     mined without the paths whose history names them, the same on a cold build, a rebuild and a
     resume: the paths a walk left out are cached with it."""
+    cache, window = run.cache, run.window
     cached, cached_heads, excluded = cache.commits(identity)
     reusable = bool(cached and cached_heads and all(repo.expand(h) and repo.is_ancestor(h, head) for h in cached_heads))
     if reusable:
@@ -316,7 +333,7 @@ def _walk(repo: Repo, head: str, identity: str, cache: Cache, window: Window, lo
         repo.exclude = found  # paths the cached walk did not leave out: walk the whole history again
         walked = _walk_once(repo, head, [], [], window)
     if repo.exclude:
-        log(f"{repo.path}: objects missing for {len(repo.exclude)} path(s); their history is left out")
+        _LOG.warning("%s: objects missing for %d path(s); their history is left out", repo.path, len(repo.exclude))
         dropped["paths_with_missing_objects"] += len(repo.exclude)
     if window.since is None or reusable:  # a partial walk is not cached
         cache.save_commits(identity, walked, [head], repo.exclude)
@@ -336,18 +353,18 @@ def _walk_once(repo: Repo, head: str, cached: list[CommitMeta], cached_heads: li
     return sorted(repo.commits(head), key=lambda m: m.sha)
 
 
-def _labels(repo: Repo, head: str, identity: str, fixes: list, metas: dict[str, CommitMeta], config: Config,
-            pool: Executor, jobs: int, cache: Cache, report: RepoReport, progress: bool, scratch: Path) -> list[Label]:
+def _labels(run: Run, repo: Repo, head: str, identity: str, fixes: list[FixCommit], metas: dict[str, CommitMeta],
+            report: RepoReport, scratch: Path) -> list[Label]:
+    config, pool, jobs, cache = run.config, run.pool, run.jobs, run.cache
     key = labels_key(config)
     known = cache.labels(identity, key)
     todo = [f for f in fixes if f.meta.sha not in known]
     results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
     report.reused_labels = len(results)
     cache.add_labels(identity, key, results.values())
-    ref = RepoRef.of(repo, _anchor(repo, head, identity, todo, metas, config, pool, jobs, cache, report, progress,
-                                 scratch / "anchors"))
+    ref = RepoRef.of(repo, _anchor(run, repo, head, identity, todo, metas, report, scratch / "anchors"))
     calls = ((ref, chunk, config) for chunk in chunks(todo, jobs))
-    with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not progress, unit="fix", leave=False) as bar:
+    with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not run.progress, unit="fix", leave=False) as bar:
         for batch in in_order(pool, label_task, calls, _ahead(jobs)):
             cache.add_labels(identity, key, batch)
             for r in batch:
@@ -368,17 +385,18 @@ def _ahead(jobs: int) -> int:
     return 2 * max(1, jobs) + 1
 
 
-def _anchor(repo: Repo, head: str, identity: str, todo: list, metas: dict[str, CommitMeta], config: Config,
-            pool: Executor, jobs: int, cache: Cache, report: RepoReport, progress: bool, where: Path) -> str | None:
+def _anchor(run: Run, repo: Repo, head: str, identity: str, todo: list[FixCommit], metas: dict[str, CommitMeta],
+            report: RepoReport, where: Path) -> str | None:
     """Blame anchors for the source files many of the fixes change (see miner.anchors), and the
     newest anchor of each such file from earlier builds, which a rebuild's few fixes start from."""
+    config, pool, jobs, cache = run.config, run.pool, run.jobs, run.cache
     tips = cache.tip_anchors(identity)
     touched = Counter(f.path for m in metas.values() for f in m.files)
     fixed = [[f.old_path or f.path for f in fix.meta.files
               if f.removed and path_kind(f.old_path or f.path, config.paths) == "source"] for fix in todo]
     hot = anchors.hot_paths(fixed, touched, anchors.HOT_FIXES, anchors.EVERY)
     calls = ((RepoRef.of(repo), head, path, anchors.EVERY) for path in hot)
-    with tqdm(total=len(hot), desc=f"{report.name}: anchors", disable=not progress, unit="file", leave=False) as bar:
+    with tqdm(total=len(hot), desc=f"{report.name}: anchors", disable=not run.progress, unit="file", leave=False) as bar:
         for path, chain in in_order(pool, anchor_task, calls, _ahead(jobs)):
             if chain:
                 anchors.save(where, path, chain)
@@ -418,25 +436,26 @@ def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], 
     return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}
 
 
-def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool: Executor, jobs: int,
-          cache: Cache, window: Window, progress: bool, log: Callable[[str], None], scratch: Path,
-          judge: Judge | None = None) -> _Mined:
+def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Path) -> _Mined:
+    """One repository through the stages: walk, vet, blame, bug, clean; the jobs of its fixtures."""
+    config, window, judge = run.config, run.window, run.judge
     head_date = repo.committer_date(head)
     report = RepoReport(name=name, identity=identity, head=head, head_date=iso(head_date),
                         split=repository_split(name, identity, config.split), shallow=repo.shallow)
-    log(f"{name}: walking history at {head[:12]}")
-    metas = {m.sha: m for m in _walk(repo, head, identity, cache, window, log, report.dropped["walk"])}
+    _LOG.info("%s: walking history at %s", name, head[:12])
+    metas = {m.sha: m for m in _walk(run, repo, head, identity, report.dropped["walk"])}
     config, report.vendored = with_vendored(config, metas.values())
+    run = replace(run, config=config)
     if report.vendored:
-        log(f"{name}: {len(report.vendored)} vendored tree(s) found by their sync commits: "
-            + ", ".join(report.vendored[:5]) + (" ..." if len(report.vendored) > 5 else ""))
+        _LOG.info("%s: %d vendored tree(s) found by their sync commits: %s%s", name, len(report.vendored),
+                  ", ".join(report.vendored[:5]), " ..." if len(report.vendored) > 5 else "")
     fixes = list(find_fixes(metas.values(), config, repo.expand, report.dropped["walk"]))
     fixes.sort(key=lambda f: f.meta.sha)
     vetted = [fix.model_copy(update={"reasons": why}) for fix, why in vet_fixes(fixes, config, report.dropped["vet"])]
     report.labelled = len(vetted)
     report.commits, report.fixes = len(metas), len(fixes)
-    log(f"{name}: {len(metas)} commits, {len(fixes)} fixes")
-    labels = _labels(repo, head, identity, vetted, metas, config, pool, jobs, cache, report, progress, scratch)
+    _LOG.info("%s: %d commits, %d fixes", name, len(metas), len(fixes))
+    labels = _labels(run, repo, head, identity, vetted, metas, report, scratch)
     for lab in labels:
         if lab.tier:
             report.labels[lab.tier] += 1
@@ -448,7 +467,7 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
                            report.dropped["bug"])
     verdicts: dict[str, Verdict] = {}
     if judge is not None:
-        bugs = _judged_bugs(repo, name, bugs, lookup, judge, jobs, progress, report.dropped["judge"])
+        bugs = _judged_bugs(run, repo, name, bugs, lookup, report.dropped["judge"])
     bug_strata = [stratum(meta, config) for meta in (lookup(sha) for sha in sorted(bugs)) if meta is not None]
     blamed = {sha for lab in labels for sha in lab.blamed}
     in_window = [m for m in metas.values() if window.holds(m.committed)]
@@ -462,7 +481,7 @@ def _mine(repo: Repo, name: str, head: str, identity: str, config: Config, pool:
                        int(head_date.timestamp()), blamed, fix_shas, check,
                        report.dropped["clean"], match=bug_strata,
                        touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope))
-    survival = _survival(repo, head, picks, metas, config, pool, jobs) if config.clean.survival else {}
+    survival = _survival(run, repo, head, picks, metas) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
     jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]
     jobs_ += [FixtureJob("clean", p.sha, report.split, None, p.observed_days) for p in picks]
@@ -494,9 +513,11 @@ def _on_added_lines(repo: Repo, bugs: dict[str, tuple[Defect, ...]],
     return kept
 
 
-def _judged_bugs(repo: Repo, name: str, bugs: dict[str, tuple[Defect, ...]], lookup: Callable[[str], CommitMeta | None],
-                 judge: Judge, jobs: int, progress: bool, dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
+def _judged_bugs(run: Run, repo: Repo, name: str, bugs: dict[str, tuple[Defect, ...]],
+                 lookup: Callable[[str], CommitMeta | None], dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
     """The bug candidates the judge keeps, each defect carrying the verdict on its (change, fix) pair."""
+    judge = run.judge
+    assert judge is not None
     pairs = [(sha, fix) for sha, defects in sorted(bugs.items()) for fix in sorted({d.fix for d in defects})]
     # The packets are read here, in this thread (the repository and its caches are not shared across
     # threads); only the judge's own runs, which are slow, go side by side.
@@ -505,8 +526,8 @@ def _judged_bugs(repo: Repo, name: str, bugs: dict[str, tuple[Defect, ...]], loo
     def ask(n: int) -> Verdict:
         return judge.ask(packets[n], pairs[n][1])
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as threads, \
-            tqdm(total=len(pairs), desc=f"{name}: judge", disable=not progress, unit="pair", leave=False) as bar:
+    with ThreadPoolExecutor(max_workers=max(1, run.jobs)) as threads, \
+            tqdm(total=len(pairs), desc=f"{name}: judge", disable=not run.progress, unit="pair", leave=False) as bar:
         found: dict[tuple[str, str], Verdict] = {}
         for pair, verdict in zip(pairs, threads.map(ask, range(len(pairs)))):
             found[pair] = verdict
@@ -567,13 +588,13 @@ def _judged_clean(check: Callable[[CommitMeta], str | None], repo: Repo, name: s
     return judged
 
 
-def _survival(repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta], config: Config,
-              pool: Executor, jobs: int) -> dict[str, float | None]:
+def _survival(run: Run, repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta]) -> dict[str, float | None]:
     """Share of each clean pick's added source lines that blame at ``head`` still gives to it.
 
     Each touched path is blamed once, however many picks touched it. Files no longer at the
     same path at ``head`` are left out of the share (unknown, rather than counted as gone).
     """
+    config, pool, jobs = run.config, run.pool, run.jobs
     added = {p.sha: {f.path: f.added for f in metas[p.sha].files
                      if f.added and not f.binary and path_kind(f.path, config.paths) == "source"} for p in picks}
     paths = sorted({path for files in added.values() for path in files})
@@ -613,9 +634,10 @@ def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) ->
     return text, blanked
 
 
-def _write_fixtures(mined: list[_Mined], config: Config, pool: Executor, jobs: int, cache: Cache, staging: Staging,
-                    ledger: Ledger, previous: Path | None, progress: bool) -> tuple[list[dict[str, Any]], Ledger]:
+def _write_fixtures(run: Run, mined: list[_Mined], staging: Staging, ledger: Ledger,
+                    previous: Path | None) -> tuple[list[dict[str, Any]], Ledger]:
     """Assign splits by family and ledger, then assemble (or reuse) and write every fixture."""
+    config, pool, jobs, cache, progress = run.config, run.pool, run.jobs, run.cache, run.progress
     ids: dict[tuple[int, str], str] = {}
     keys: dict[str, list[str]] = {}
     proposed: dict[str, tuple[str, str]] = {}
@@ -688,13 +710,7 @@ def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) ->
     if observed is None:
         return {}
     picked, survival = m.clean.get(head, ("", None))
-    if observed < config.clean.wait_days:
-        confidence = "low"
-    elif survival is not None and survival < config.clean.min_survival:
-        confidence = "medium"
-    else:
-        confidence = "high"
-    return {"clean_confidence": confidence, "wait_days": config.clean.wait_days, "survival": survival,
+    return {"clean_confidence": confidence(observed, survival, config), "wait_days": config.clean.wait_days, "survival": survival,
             "stratum": picked or None, "judge": m.verdicts.get(head)}
 
 

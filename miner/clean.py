@@ -19,7 +19,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol
+from typing import Literal, Protocol
 
 from miner.classify import has_fix_word, is_bot, path_kind, plain_subject, reverted_shas
 from miner.config import Config
@@ -89,6 +89,17 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
             meta, source_paths(meta, config), config.clean.fix_window_days):
         return "fix_followed_nearby"
     return None
+
+
+def confidence(observed_days: int, survival: float | None, config: Config) -> Literal["high", "medium", "low"]:
+    """How far a clean fixture is trusted: ``low`` when it was observed for less than the waiting
+    window (kept with ``clean.admit_young``), ``medium`` when less than ``clean.min_survival`` of its
+    added lines still stand at the mined commit, ``high`` otherwise."""
+    if observed_days < config.clean.wait_days:
+        return "low"
+    if survival is not None and survival < config.clean.min_survival:
+        return "medium"
+    return "high"
 
 
 def sample_order(sha: str, seed: int) -> str:

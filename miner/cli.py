@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import signal
 import sys
 from collections.abc import Callable
@@ -23,6 +24,18 @@ from miner.explain import explain
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def _tell(quiet: bool) -> None:
+    """What the stages say (the ``miner`` logger) goes to stderr, one plain line each; with -q only
+    warnings do."""
+    logger = logging.getLogger("miner")
+    if not any(getattr(h, "_miner", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler._miner = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
 _STOPPED: list[int] = []  # the signals received: after one, any failure is the interruption's
@@ -165,10 +178,10 @@ def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache
     config = config.with_overrides(**overrides)
     if seed is not None:
         config = config.model_copy(update={"seed": seed})
-    log = (lambda _msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    _tell(quiet)
     paths, names = split_named(repos)
     result = build(paths, out, config, rev=rev, force=force, progress=not quiet and sys.stderr.isatty(),
-                   log=log, jobs=jobs or default_jobs(), executor=executor,  # type: ignore[arg-type]
+                   jobs=jobs or default_jobs(), executor=executor,  # type: ignore[arg-type]
                    address=address, scheduler_file=str(scheduler_file) if scheduler_file else None,
                    window=window, use_cache=not no_cache, names=names, judge=judge_cmd, judge_timeout=judge_timeout,
                    allow_missing=allow_missing)
@@ -330,9 +343,9 @@ def review_cmd(out: Path, command: str, name: str, jobs: int, timeout: float, re
     """
     from miner.review import review
 
-    log = (lambda _msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    _tell(quiet)
     run = review(out, command, name, jobs=jobs, timeout=timeout, repeats=repeats, split=split,
-                 checkout_from=checkout_from, progress=not quiet and sys.stderr.isatty(), log=log)
+                 checkout_from=checkout_from, progress=not quiet and sys.stderr.isatty())
     click.echo(f"{run.path}: {run.ran} reviewed now, {run.done} kept from before, {run.errors} errors", err=True)
 
 

@@ -10,6 +10,7 @@ the finished ones and asks again where the last run failed or stopped.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -17,7 +18,6 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from miner.findings import ReviewFinding, RunRecord, Usage, parse_output
 from miner.output import Entry, FixtureSet, open_output
 from miner.write import write_atomic
 
+_LOG = logging.getLogger(__name__)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -63,8 +64,7 @@ def read_runs(path: Path, tolerant: bool = False) -> list[RunRecord]:
 
 
 def review(out: Path, command: str, name: str, *, jobs: int = 1, timeout: float = 300.0, repeats: int = 1,
-           split: str | None = None, checkout_from: Path | None = None, progress: bool = False,
-           log: Callable[[str], None] = lambda _: None) -> ReviewRun:
+           split: str | None = None, checkout_from: Path | None = None, progress: bool = False) -> ReviewRun:
     """Run ``command`` over the fixtures of ``out`` (of one split, if given), ``repeats`` times each."""
     fixtures = open_output(out)
     path = run_path(out, name)
@@ -79,7 +79,7 @@ def review(out: Path, command: str, name: str, *, jobs: int = 1, timeout: float 
                 kept[(record.fixture_id, record.repeat)] = record
     entries = [e for e in fixtures.manifest.fixtures if split is None or e.split == split]
     todo = [(e, r) for e in entries for r in range(repeats) if (e.id, r) not in kept]
-    log(f"{name}: {len(kept)} fixture-repeats already reviewed, {len(todo)} to go")
+    _LOG.info("%s: %d fixture-repeats already reviewed, %d to go", name, len(kept), len(todo))
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
     results = dict(kept)

@@ -7,6 +7,7 @@ Partial clones are made from a sample repository served from a local path with
 from __future__ import annotations
 
 import hashlib
+import logging
 import shutil
 import subprocess
 from pathlib import Path
@@ -53,14 +54,15 @@ def partial_clone(server: Path, where: Path) -> Path:
     return where
 
 
-def test_a_partial_clone_mines_as_the_full_clone_and_is_never_written(served: Path, tmp_path: Path) -> None:
+def test_a_partial_clone_mines_as_the_full_clone_and_is_never_written(served: Path, tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
     part = partial_clone(served, tmp_path / "part")
     before = tree_state(part / ".git")
-    logged: list[str] = []
-    build([part], tmp_path / "from-part", CONFIG, progress=False, names=["pyledger"], log=logged.append)
+    with caplog.at_level(logging.INFO, logger="miner"):
+        build([part], tmp_path / "from-part", CONFIG, progress=False, names=["pyledger"])
     build([served], tmp_path / "from-full", CONFIG, progress=False, names=["pyledger"])
     assert fixture_bytes(tmp_path / "from-part") == fixture_bytes(tmp_path / "from-full")
-    assert any("partial clone lacking" in line for line in logged)
+    assert "partial clone lacking" in caplog.text
     assert tree_state(part / ".git") == before
     # A rebuild fetches again into its own directory, and writes the same bytes.
     build([part], tmp_path / "from-part", CONFIG, progress=False, names=["pyledger"], force=True)
@@ -68,8 +70,8 @@ def test_a_partial_clone_mines_as_the_full_clone_and_is_never_written(served: Pa
     assert tree_state(part / ".git") == before
 
 
-def test_a_partial_clone_whose_remote_is_gone_stops_with_the_fix_or_mines_without(served: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_a_partial_clone_whose_remote_is_gone_stops_with_the_fix_or_mines_without(
+        served: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     part = partial_clone(served, tmp_path / "part")
     shutil.rmtree(served)
     before = tree_state(part / ".git")
@@ -81,9 +83,9 @@ def test_a_partial_clone_whose_remote_is_gone_stops_with_the_fix_or_mines_withou
     ran = CliRunner().invoke(main, ["build", str(part), "--out", str(tmp_path / "cli"), "-q"])
     assert ran.exit_code == 2 and "fetch --refetch" in ran.output and "Traceback" not in ran.output
     # With the flag it mines what it can, and says how much it left out.
-    logged: list[str] = []
-    result = build([part], tmp_path / "out", CONFIG, progress=False, allow_missing=True, log=logged.append)
-    assert any("could not be fetched" in line for line in logged)
+    with caplog.at_level(logging.INFO, logger="miner"):
+        result = build([part], tmp_path / "out", CONFIG, progress=False, allow_missing=True)
+    assert "could not be fetched" in caplog.text
     assert result.reports[0].dropped["walk"]["paths_with_missing_objects"] > 0
     assert tree_state(part / ".git") == before
 
