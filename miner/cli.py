@@ -375,6 +375,33 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
     click.echo(json.dumps(report, indent=2, sort_keys=True) if as_json else table(report))
 
 
+@main.command("export", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--format", "fmt", required=True, type=click.Choice(["jsonl", "inspect", "hf", "bundle"]),
+              help="jsonl, inspect (Inspect samples), hf (a dataset-hub folder) or bundle (a git bundle a fixture).")
+@click.option("--to", "to", required=True, type=click.Path(path_type=Path), help="A new or empty directory.")
+@click.option("--split", type=click.Choice(["dev", "heldout", "all"]), default="all", show_default=True)
+@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="Only changes committed on or after DATE.")
+@click.option("--with-answers/--without-answers", "with_answers", default=None,
+              help="Put every answer in, or none; by default the answers of held-out fixtures are left out.")
+@click.option("--repo", type=click.Path(path_type=Path, file_okay=False),
+              help="The repository the fixtures were mined from (needed by --format bundle).")
+def export_cmd(out: Path, fmt: str, to: Path, split: str, since: dt.datetime | None, with_answers: bool | None,
+               repo: Path | None) -> None:
+    """Export the fixtures of OUT for another tool: an eval harness, a dataset hub, a git client.
+
+    Example:
+
+        miner export fixtures_out --format inspect --to exports/inspect --split dev
+    """
+    from miner.export import export
+
+    done = export(out, fmt, to, split=split, since=since.date() if since else None,  # type: ignore[arg-type]
+                  with_answers=with_answers, repo=repo)
+    click.echo(f"exported {done.fixtures} fixtures ({done.answers} with answers) to {done.to}; canary {done.canary}",
+               err=True)
+
+
 @main.command("schema", context_settings=CONTEXT)
 @click.argument("what", type=click.Choice(["findings"]))
 def schema_cmd(what: str) -> None:

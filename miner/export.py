@@ -1,0 +1,177 @@
+"""``miner export``: a fixture set in the shapes other tools load without glue.
+
+Formats (each written deterministically into ``--to``, which must be new or empty):
+
+- ``jsonl``: ``visible.jsonl`` and ``answers.jsonl``, one line per fixture each.
+- ``inspect``: ``samples.jsonl`` with Inspect's own field names (``id``, ``input``, ``target``,
+  ``metadata``), loadable by ``inspect_ai.dataset.json_dataset`` with no field mapping; ``target``
+  holds the answer (the scorer's side), never ``input``.
+- ``hf``: a folder to push to a dataset hub: ``visible`` and ``answers`` as two configurations, each
+  split into ``dev`` and ``heldout`` JSON Lines files, and a dataset card whose YAML header names them.
+- ``bundle``: a git bundle per fixture holding only the ``base`` and ``pr`` branches of
+  ``miner materialize`` (needs ``--repo``), each checked with ``git bundle verify``.
+
+What a model may see (``visible``, ``input``) carries no answer field: not the kind, not a fix, not
+a defect line. By default the answers of held-out fixtures are left out (``--with-answers`` puts them
+in). Every export carries the fixture set's canary string, in its README and in each record's
+metadata, so that a later crawl of it can be recognised.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from miner.errors import MinerError, TargetDirError
+from miner.output import FixtureSet, open_output
+from miner.records import Fixture
+from miner.write import write_atomic
+
+Format = Literal["jsonl", "inspect", "hf", "bundle"]
+FORMATS: tuple[Format, ...] = ("jsonl", "inspect", "hf", "bundle")
+_CANARY_SPACE = uuid.UUID("6f1d3c1e-52a4-4e0b-9a51-8d6c2f6a2b10")
+
+
+@dataclass(frozen=True)
+class Exported:
+    to: Path
+    fixtures: int
+    answers: int   # answers written (held-out ones are left out by default)
+    canary: str
+
+
+def canary(fixtures: FixtureSet) -> str:
+    """The fixture set's canary: a fixed GUID derived from what its reviewers are shown."""
+    return f"MINER CANARY GUID {uuid.uuid5(_CANARY_SPACE, fixtures.digest())}"
+
+
+def visible_record(fixture: Fixture, mark: str) -> dict[str, Any]:
+    """What a model may see of a fixture: its change, and nothing of the answer."""
+    v = fixture.visible
+    return {"id": v.id, "repository": fixture.answer.repository, "split": fixture.split, "title": v.title,
+            "description": v.description, "diff": v.diff,
+            "files": [f.model_dump(mode="json") for f in v.files], "canary": mark}
+
+
+def prompt(fixture: Fixture) -> str:
+    """The text a reviewer model is given: title, description and the diff."""
+    v = fixture.visible
+    head = f"# {v.title}\n\n" + (v.description.strip() + "\n\n" if v.description.strip() else "")
+    return head + "```diff\n" + v.diff.rstrip("\n") + "\n```\n"
+
+
+def export(out: Path, fmt: Format, to: Path, *, split: Literal["dev", "heldout", "all"] = "all",
+           since: dt.date | None = None, with_answers: bool | None = None, repo: Path | None = None) -> Exported:
+    """Write the fixtures of ``out`` (of a split, landed on or after ``since``) to ``to`` as ``fmt``.
+    ``with_answers``: None (the default) writes the answers of dev fixtures only; True all; False none."""
+    if fmt not in FORMATS:
+        raise MinerError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    if fmt == "bundle" and repo is None:
+        raise MinerError("--format bundle needs --repo, the repository the fixtures were mined from")
+    if to.exists() and (not to.is_dir() or any(to.iterdir())):
+        raise TargetDirError(f"--to {to} is not empty; give a new or empty directory")
+    fixtures = open_output(out)
+    chosen = [f for f in fixtures if (split == "all" or f.split == split)
+              and (since is None or f.answer.head_date[:10] >= since.isoformat())]
+    mark = canary(fixtures)
+    answered = {f.id for f in chosen if with_answers or (with_answers is None and f.split == "dev")}
+    staging = Path(tempfile.mkdtemp(prefix=".miner-export-", dir=to.parent if to.parent.exists() else None))
+    try:
+        if fmt == "jsonl":
+            _jsonl(staging, chosen, answered, mark)
+        elif fmt == "inspect":
+            _inspect(staging, chosen, answered, mark)
+        elif fmt == "hf":
+            _hf(staging, chosen, answered, mark)
+        else:
+            assert repo is not None
+            _bundles(staging, out, chosen, repo)
+        write_atomic(staging / "README.md", _readme(fmt, chosen, answered, mark, out))
+        if to.exists():
+            to.rmdir()
+        to.parent.mkdir(parents=True, exist_ok=True)
+        staging.rename(to)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return Exported(to=to, fixtures=len(chosen), answers=len(answered), canary=mark)
+
+
+def _lines(records: Iterable[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records)
+
+
+def _answer(fixture: Fixture, mark: str) -> dict[str, Any]:
+    return {**fixture.answer.model_dump(mode="json"), "canary": mark}
+
+
+def _jsonl(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
+    write_atomic(to / "visible.jsonl", _lines(visible_record(f, mark) for f in chosen))
+    write_atomic(to / "answers.jsonl", _lines(_answer(f, mark) for f in chosen if f.id in answered))
+
+
+def _inspect(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
+    def sample(f: Fixture) -> dict[str, Any]:
+        record: dict[str, Any] = {"id": f.id, "input": prompt(f),
+                                  "metadata": {"repository": f.answer.repository, "split": f.split, "canary": mark}}
+        if f.id in answered:
+            record["target"] = json.dumps({"kind": f.kind, "defects": [
+                {"path": d.path, "line_start": d.line_start, "line_end": d.line_end} for d in f.answer.defects or ()]},
+                sort_keys=True)
+        return record
+    write_atomic(to / "samples.jsonl", _lines(sample(f) for f in chosen))
+
+
+def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
+    for split in ("dev", "heldout"):
+        mine = [f for f in chosen if f.split == split]
+        for config in ("visible", "answers"):
+            (to / config).mkdir(exist_ok=True)
+        write_atomic(to / "visible" / f"{split}.jsonl", _lines(visible_record(f, mark) for f in mine))
+        write_atomic(to / "answers" / f"{split}.jsonl", _lines(_answer(f, mark) for f in mine if f.id in answered))
+
+
+def _bundles(to: Path, out: Path, chosen: list[Fixture], repo: Path) -> None:
+    from miner.materialize import materialize
+
+    (to / "bundles").mkdir()
+    with tempfile.TemporaryDirectory(prefix="miner-bundle-") as tmp:
+        for f in chosen:
+            made = materialize(out, f.id, Path(tmp) / f.id, repo)
+            bundle = to / "bundles" / f"{f.id}.bundle"
+            for args in (["bundle", "create", "-q", str(bundle), "base", "pr"], ["bundle", "verify", "-q", str(bundle)]):
+                proc = subprocess.run(["git", "-C", str(made.path), *args], capture_output=True)
+                if proc.returncode != 0:
+                    raise MinerError(f"git {args[0]} {args[1]} failed for {f.id}: "
+                                     f"{proc.stderr.decode(errors='replace').strip()}")
+            listed = subprocess.run(["git", "bundle", "list-heads", str(bundle)], capture_output=True, text=True,
+                                    check=True).stdout.split()
+            if sorted(listed[1::2]) != ["refs/heads/base", "refs/heads/pr"]:
+                raise MinerError(f"the bundle of {f.id} holds other refs ({listed[1::2]}); nothing was exported")
+            shutil.rmtree(made.path)
+
+
+def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, out: Path) -> str:
+    by_split = {s: sum(f.split == s for f in chosen) for s in ("dev", "heldout")}
+    header = ""
+    if fmt == "hf":
+        configs = []
+        for config in ("visible", "answers"):
+            files = "\n".join(f"  - split: {s}\n    path: {config}/{s}.jsonl" for s in ("dev", "heldout"))
+            configs.append(f"- config_name: {config}\n  data_files:\n{files}")
+        header = "---\nconfigs:\n" + "\n".join(configs) + "\nlicense: other\n---\n\n"
+    return (header + f"# Code-review fixtures exported by miner ({fmt})\n\n"
+            f"{len(chosen)} fixtures ({by_split['dev']} dev, {by_split['heldout']} held out) from `{out.name}`; "
+            f"answers for {len(answered)} of them.\n\n"
+            "Visible records hold what a reviewer may see of each change; answers are kept apart and must never "
+            "be shown to the model under evaluation. Held-out answers are left out unless the export was made "
+            "with `--with-answers`.\n\n"
+            f"Canary: `{mark}`. Do not train on this data; a model that can reproduce this string has seen it.\n")

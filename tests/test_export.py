@@ -1,0 +1,109 @@
+"""Exports: what a model may see holds no answer, held-out answers stay out by default, bundles hold
+only the change and its past."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import miner
+from miner.cli import main
+from miner.export import export
+
+ANSWER_KEYS = {"kind", "defects", "base", "head", "head_date", "author_date", "fresh", "family", "observed_days",
+               "clean_confidence", "survival", "stratum", "judge", "blanked", "wait_days"}
+
+
+@pytest.fixture(scope="module")
+def built(samples: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("export") / "out"
+    config = miner.load_config().with_overrides(split={"heldout_fraction": 0.5})
+    miner.build([samples["pyledger"].path, samples["gokv"].path], out, config, progress=False)
+    return out
+
+
+def leaks(record: dict, fixture: miner.Fixture) -> list[str]:
+    """Answer facts that appear in a record a model may see."""
+    text = json.dumps(record)
+    found = sorted(ANSWER_KEYS & set(record))
+    for d in fixture.answer.defects or ():
+        found += [what for what in (d.fix, d.fix[:12], d.summary) if what in text]
+    return found
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_jsonl_keeps_answers_apart_and_held_out_answers_out(built: Path, tmp_path: Path) -> None:
+    fixtures = miner.open_output(built)
+    splits = {f.id: f.split for f in fixtures}
+    assert set(splits.values()) == {"dev", "heldout"}
+    done = export(built, "jsonl", tmp_path / "jsonl")
+    visible = lines(tmp_path / "jsonl" / "visible.jsonl")
+    assert [v["id"] for v in visible] == [f.id for f in fixtures]
+    for record in visible:
+        assert not leaks(record, fixtures[record["id"]]), record["id"]
+        assert record["canary"] == done.canary
+    answers = lines(tmp_path / "jsonl" / "answers.jsonl")
+    assert {a["id"] for a in answers} == {i for i, s in splits.items() if s == "dev"}
+    assert done.canary in (tmp_path / "jsonl" / "README.md").read_text()
+    every = export(built, "jsonl", tmp_path / "all", with_answers=True)
+    assert every.answers == len(splits)
+    assert export(built, "jsonl", tmp_path / "none", with_answers=False).answers == 0
+    held = export(built, "jsonl", tmp_path / "held", split="heldout")
+    assert held.answers == 0 and held.fixtures == sum(s == "heldout" for s in splits.values())
+
+
+def test_inspect_samples_put_answers_in_target_only(built: Path, tmp_path: Path) -> None:
+    fixtures = miner.open_output(built)
+    export(built, "inspect", tmp_path / "inspect")
+    for sample in lines(tmp_path / "inspect" / "samples.jsonl"):
+        fixture = fixtures[sample["id"]]
+        assert set(sample) <= {"id", "input", "target", "metadata"}
+        assert not leaks({"input": sample["input"], **sample["metadata"]}, fixture)
+        assert fixture.visible.diff.rstrip("\n") in sample["input"]
+        if fixture.split == "dev":
+            target = json.loads(sample["target"])
+            assert target["kind"] == fixture.kind and len(target["defects"]) == len(fixture.answer.defects or ())
+        else:
+            assert "target" not in sample
+
+
+def test_hf_folder_has_a_card_that_names_its_configurations(built: Path, tmp_path: Path) -> None:
+    export(built, "hf", tmp_path / "hf")
+    card = (tmp_path / "hf" / "README.md").read_text()
+    header = yaml.safe_load(card.split("---\n")[1])
+    names = {c["config_name"]: c["data_files"] for c in header["configs"]}
+    assert set(names) == {"visible", "answers"}
+    for files in names.values():
+        for entry in files:
+            assert (tmp_path / "hf" / entry["path"]).is_file()
+    assert lines(tmp_path / "hf" / "answers" / "heldout.jsonl") == []
+
+
+def test_bundles_hold_the_change_and_nothing_later(built: Path, samples: dict, tmp_path: Path) -> None:
+    fixtures = miner.open_output(built)
+    mine = [f for f in fixtures if f.answer.repository == "pyledger"]
+    run = CliRunner().invoke(main, ["export", str(built), "--format", "bundle", "--to", str(tmp_path / "b")])
+    assert run.exit_code == 2 and "needs --repo" in run.output
+    # One repository's fixtures at a time: a bundle is made from the repository they were mined from.
+    only = tmp_path / "only"
+    subprocess.run(["cp", "-r", str(built), str(only)], check=True)
+    manifest = json.loads((only / "manifest.json").read_text())
+    manifest["fixtures"] = [e for e in manifest["fixtures"] if e["repository"] == "pyledger"]
+    (only / "manifest.json").write_text(json.dumps(manifest))
+    export(only, "bundle", tmp_path / "bundles", repo=samples["pyledger"].path)
+    for f in mine:
+        bundle = tmp_path / "bundles" / "bundles" / f"{f.id}.bundle"
+        subprocess.run(["git", "bundle", "verify", "-q", str(bundle)], check=True, capture_output=True)
+        clone = tmp_path / "clones" / f.id
+        subprocess.run(["git", "clone", "-q", "-b", "pr", str(bundle), str(clone)], check=True, capture_output=True)
+        shas = subprocess.run(["git", "-C", str(clone), "rev-list", "--all"], capture_output=True, text=True,
+                              check=True).stdout.split()
+        assert not {d.fix for d in f.answer.defects or ()} & set(shas)
