@@ -402,6 +402,25 @@ def export_cmd(out: Path, fmt: str, to: Path, split: str, since: dt.datetime | N
                err=True)
 
 
+@main.command("report", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--to", "to", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The HTML page to write; summary.json and CSV tables go beside it.")
+@click.option("--scores", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The JSON of `miner score --json` (repeatable).")
+def report_cmd(out: Path, to: Path, scores: tuple[Path, ...]) -> None:
+    """Write one self-contained HTML page that shows the fixture set OUT (and its scores).
+
+    Example:
+
+        miner report fixtures_out --scores scores.json --to report/index.html
+    """
+    from miner.report import report
+
+    written = report(out, to, list(scores))
+    click.echo(f"wrote {written.page}, {written.summary.name} and {len(written.tables)} CSV tables", err=True)
+
+
 @main.command("schema", context_settings=CONTEXT)
 @click.argument("what", type=click.Choice(["findings"]))
 def schema_cmd(what: str) -> None:

@@ -132,6 +132,10 @@ class Staging:
         """Write the manifest (its text, as ``Manifest.json_text`` gives it) and put the output in place."""
         write_atomic(self.dir / MANIFEST, manifest)
         old: Path | None = None
+        if (self.out / "runs").is_dir() and not (self.dir / "runs").exists():
+            # Reviewer runs live beside the fixtures (miner review); a rebuild keeps them (a run made
+            # on fixtures that changed is refused by miner score, never silently rescored).
+            shutil.copytree(self.out / "runs", self.dir / "runs")
         if self.out.exists():
             old = self.out.parent / f".miner-old-{self.out.name}"
             if old.exists():

@@ -199,3 +199,12 @@ def test_a_crashing_reviewer_is_counted_apart_and_a_rerun_resumes(samples: dict,
     again = review(out, command, "flaky", jobs=2)
     assert sorted(log.read_text().split()) == sorted(ids[:3])  # only what had failed was asked again
     assert again.done == len(ids) - 3 and again.errors == 0
+
+
+def test_a_rebuild_keeps_the_reviewer_runs_beside_the_fixtures(samples: dict, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    miner.build([samples["pyledger"].path], out, miner.load_config(), progress=False)
+    review(out, f"{sys.executable} {REVIEWERS / 'silent.py'}", "silent")
+    kept = (out / "runs" / "silent.jsonl").read_bytes()
+    miner.build([samples["pyledger"].path], out, miner.load_config(), progress=False, force=True)
+    assert (out / "runs" / "silent.jsonl").read_bytes() == kept
