@@ -10,19 +10,28 @@ import sys
 
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
-visible = json.load(sys.stdin)
-findings, path, line = [], None, 0
-for text in visible["diff"].split("\n"):
-    if text.startswith("+++ "):
-        path = text[6:] if text.startswith("+++ b/") else None
-        continue
-    match = HUNK.match(text)
-    if match:
-        line = int(match.group(1))
-        continue
-    if path and text.startswith("+"):
-        findings.append({"path": path, "line_start": line, "severity": "warning", "message": "look at this line"})
-        line += 1
-    elif path and text.startswith(" "):
-        line += 1
-print(json.dumps(findings))
+
+def added_lines(diff: str) -> dict[str, list[int]]:
+    """Path -> the numbers (in the changed version) of the lines a unified diff adds."""
+    out: dict[str, list[int]] = {}
+    path, line = None, 0
+    for text in diff.split("\n"):
+        if text.startswith("+++ "):
+            path = text[6:] if text.startswith("+++ b/") else None
+            continue
+        match = HUNK.match(text)
+        if match:
+            line = int(match.group(1))
+            continue
+        if path and text.startswith("+"):
+            out.setdefault(path, []).append(line)
+            line += 1
+        elif path and text.startswith(" "):
+            line += 1
+    return out
+
+
+if __name__ == "__main__":
+    visible = json.load(sys.stdin)
+    print(json.dumps([{"path": path, "line_start": n, "severity": "warning", "message": "look at this line"}
+                      for path, lines in added_lines(visible["diff"]).items() for n in lines]))

@@ -7,33 +7,13 @@ Needs ruff on PATH (it comes with miner's test extra). Files in other languages 
 """
 
 import json
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-
-
-def added_lines(diff: str) -> dict[str, set[int]]:
-    out: dict[str, set[int]] = {}
-    path, line = None, 0
-    for text in diff.split("\n"):
-        if text.startswith("+++ "):
-            path = text[6:] if text.startswith("+++ b/") else None
-            continue
-        match = HUNK.match(text)
-        if match:
-            line = int(match.group(1))
-            continue
-        if path and text.startswith("+"):
-            out.setdefault(path, set()).add(line)
-            line += 1
-        elif path and text.startswith(" "):
-            line += 1
-    return out
+from every_line import added_lines  # beside this file
 
 
 def main() -> None:
@@ -53,7 +33,7 @@ def main() -> None:
         for item in json.loads(proc.stdout or "[]"):
             path = str(Path(item["filename"]).resolve().relative_to(Path(tmp).resolve()))
             line = item["location"]["row"]
-            if line in added.get(path, ()):
+            if line in added.get(path, []):
                 findings.append({"path": path, "line_start": line, "line_end": item["end_location"]["row"],
                                  "severity": "warning", "category": item["code"], "message": item["message"]})
     print(json.dumps(findings))
