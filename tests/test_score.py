@@ -208,3 +208,18 @@ def test_a_rebuild_keeps_the_reviewer_runs_beside_the_fixtures(samples: dict, tm
     kept = (out / "runs" / "silent.jsonl").read_bytes()
     miner.build([samples["pyledger"].path], out, miner.load_config(), progress=False, force=True)
     assert (out / "runs" / "silent.jsonl").read_bytes() == kept
+
+
+def test_a_reviewer_can_ask_for_a_checkout_of_the_change(samples: dict, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    miner.build([samples["pyledger"].path], out, miner.load_config(), progress=False)
+    script = tmp_path / "look.py"
+    script.write_text(
+        "import json, os, subprocess\n"
+        "where = os.environ['MINER_CHECKOUT']\n"
+        "branches = subprocess.run(['git', '-C', where, 'branch', '--format=%(refname:short)'],\n"
+        "                          capture_output=True, text=True, check=True).stdout.split()\n"
+        "print(json.dumps([{'path': 'branches', 'line_start': 1, 'message': ' '.join(sorted(branches))}]))\n")
+    run = review(out, f"{sys.executable} {script}", "look", checkout_from=samples["pyledger"].path)
+    records = read_runs(run.path)
+    assert run.errors == 0 and {r.findings[0].message for r in records} == {"base pr"}
