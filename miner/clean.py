@@ -2,9 +2,10 @@
 
 A candidate must look like a pull request a reviewer could be handed: source code changed (not
 only tests, docs, examples, configuration, vendored or generated files), code added (not a
-deletion alone), not a merge, the initial import, a bot's, a revert or a fix, not too large; and
-once sampled, not a change of layout, comments, type annotations or message text alone, not a
-submodule or version bump (``unreviewable``). It must not be blamed or named by any fix at any tier,
+deletion alone), not a merge, the initial import, a bot's, a revert, a fix or a release, not too
+large; and once sampled, not a change of layout, comments, type annotations or message text alone,
+not a submodule or version bump, not a complete rename, not under ``clean.min_code_lines`` lines of
+code (``unreviewable``). Vendored trees count as vendored wherever they lie (classify.vendored_trees). It must not be blamed or named by any fix at any tier,
 and no later commit within the waiting window may have rewritten or removed the lines it added in a
 commit that reads as a correction (``corrected_by``), in any kind of file, tests and CI included. It
 must have been observed for the waiting window: a change younger than that may hold a bug nobody has
