@@ -6,10 +6,11 @@ deletion alone), not a merge, the initial import, a bot's, a revert, a fix or a 
 large; and once sampled, not a change of layout, comments, type annotations or message text alone,
 not a submodule or version bump, not a complete rename, not under ``clean.min_code_lines`` lines of
 code (``unreviewable``). Vendored trees count as vendored wherever they lie
-(``classify.vendored_trees``). It must not be blamed or named by any fix at any tier, and no later commit within the waiting window may have rewritten or removed the lines it added in a
-commit that reads as a correction (``corrected_by``), in any kind of file, tests and CI included. It
-must have been observed for the waiting window: a change younger than that may hold a bug nobody has
-found yet. The sample is seeded: the same seed, repository and config always pick the same commits.
+(``classify.vendored_trees``). It must not be blamed or named by any fix at any tier, and no later
+commit within the waiting window may have rewritten or removed the lines it added in a commit that
+reads as a correction (``corrected_by``), in any kind of file, tests and CI included. It must have
+been observed for the waiting window: a change younger than that may hold a bug nobody has found
+yet. The sample is seeded: the same seed, repository and config always pick the same commits.
 """
 
 from __future__ import annotations
