@@ -377,8 +377,9 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
 
 @main.command("export", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--format", "fmt", required=True, type=click.Choice(["jsonl", "inspect", "hf", "bundle"]),
-              help="jsonl, inspect (Inspect samples), hf (a dataset-hub folder) or bundle (a git bundle a fixture).")
+@click.option("--format", "fmt", required=True, type=click.Choice(["jsonl", "inspect", "hf", "promptfoo", "bundle"]),
+              help="jsonl, inspect (Inspect samples), hf (a dataset-hub folder), promptfoo (tests and an assertion) "
+                   "or bundle (a git bundle a fixture).")
 @click.option("--to", "to", required=True, type=click.Path(path_type=Path), help="A new or empty directory.")
 @click.option("--split", type=click.Choice(["dev", "heldout", "all"]), default="all", show_default=True)
 @click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="Only changes committed on or after DATE.")

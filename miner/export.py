@@ -8,6 +8,9 @@ Formats (each written deterministically into ``--to``, which must be new or empt
   holds the answer (the scorer's side), never ``input``.
 - ``hf``: a folder to push to a dataset hub: ``visible`` and ``answers`` as two configurations, each
   split into ``dev`` and ``heldout`` JSON Lines files, and a dataset card whose YAML header names them.
+- ``promptfoo``: ``tests.jsonl`` (``vars``: title, description, diff; ``assert``: a Python assertion,
+  ``miner_assert.py`` beside it, that scores the output with miner's matching, the answer in the
+  assertion's ``config``, never in ``vars``) and a starter ``promptfooconfig.yaml``.
 - ``bundle``: a git bundle per fixture holding only the ``base`` and ``pr`` branches of
   ``miner materialize`` (needs ``--repo``), each checked with ``git bundle verify``.
 
@@ -35,8 +38,8 @@ from miner.output import FixtureSet, open_output
 from miner.records import Fixture
 from miner.write import write_atomic
 
-Format = Literal["jsonl", "inspect", "hf", "bundle"]
-FORMATS: tuple[Format, ...] = ("jsonl", "inspect", "hf", "bundle")
+Format = Literal["jsonl", "inspect", "hf", "promptfoo", "bundle"]
+FORMATS: tuple[Format, ...] = ("jsonl", "inspect", "hf", "promptfoo", "bundle")
 _CANARY_SPACE = uuid.UUID("6f1d3c1e-52a4-4e0b-9a51-8d6c2f6a2b10")
 
 
@@ -91,6 +94,8 @@ def export(out: Path, fmt: Format, to: Path, *, split: Literal["dev", "heldout",
             _inspect(staging, chosen, answered, mark)
         elif fmt == "hf":
             _hf(staging, chosen, answered, mark)
+        elif fmt == "promptfoo":
+            _promptfoo(staging, chosen, answered, mark)
         else:
             assert repo is not None
             _bundles(staging, out, chosen, repo)
@@ -137,6 +142,69 @@ def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
             (to / config).mkdir(exist_ok=True)
         write_atomic(to / "visible" / f"{split}.jsonl", _lines(visible_record(f, mark) for f in mine))
         write_atomic(to / "answers" / f"{split}.jsonl", _lines(_answer(f, mark) for f in mine if f.id in answered))
+
+
+ASSERTION = '''"""Score a reviewer's output on one miner fixture, for promptfoo (exported by `miner export`).
+
+The output must be miner's findings format: a JSON list of findings, or {"findings": [...]}. A bug
+fixture scores the share of its defects matched (one to one, within TOLERANCE lines, miner's rule);
+a clean fixture passes when no finding of severity warning or worse was raised.
+"""
+
+from miner.errors import MinerError
+from miner.findings import is_alarm, parse_output
+from miner.records import Defect
+from miner.score import match
+
+TOLERANCE = 3
+
+
+def get_assert(output, context):
+    answer = context["config"]
+    try:
+        findings, _ = parse_output(output)
+    except MinerError as exc:
+        return {"pass": False, "score": 0.0, "reason": f"not findings: {exc}"}
+    if answer["kind"] == "clean":
+        alarms = sum(is_alarm(f) for f in findings)
+        return {"pass": alarms == 0, "score": 1.0 if alarms == 0 else 0.0, "reason": f"{alarms} false alarm(s)"}
+    defects = [Defect.model_validate(d) for d in answer["defects"]]
+    caught = len(match(list(findings), defects, TOLERANCE))
+    return {"pass": caught == len(defects), "score": caught / len(defects),
+            "reason": f"{caught} of {len(defects)} defect(s) caught"}
+'''
+
+PROMPTFOO_CONFIG = """# A starter configuration: give your reviewer as the provider; the prompt asks for miner's findings format.
+description: miner code-review fixtures
+prompts:
+  - |
+    Review this change. Answer with a JSON list of findings, each {"path", "line_start", "message", "severity"},
+    or [] when there is nothing to say.
+
+    # {{title}}
+
+    {{description}}
+
+    {{diff}}
+providers:
+  - id: echo   # replace with your reviewer
+tests: file://tests.jsonl
+"""
+
+
+def _promptfoo(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
+    def test(f: Fixture) -> dict[str, Any]:
+        v = f.visible
+        record: dict[str, Any] = {"description": f.id, "vars": {"title": v.title, "description": v.description,
+                                                                 "diff": "```diff\n" + v.diff.rstrip("\n") + "\n```"},
+                                  "metadata": {"fixture_id": f.id, "split": f.split, "canary": mark}}
+        if f.id in answered:
+            record["assert"] = [{"type": "python", "value": "file://miner_assert.py", "config": {
+                "kind": f.kind, "defects": [d.model_dump(mode="json") for d in f.answer.defects or ()]}}]
+        return record
+    write_atomic(to / "tests.jsonl", _lines(test(f) for f in chosen))
+    write_atomic(to / "miner_assert.py", ASSERTION)
+    write_atomic(to / "promptfooconfig.yaml", PROMPTFOO_CONFIG)
 
 
 def _bundles(to: Path, out: Path, chosen: list[Fixture], repo: Path) -> None:

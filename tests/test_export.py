@@ -107,3 +107,28 @@ def test_bundles_hold_the_change_and_nothing_later(built: Path, samples: dict, t
         shas = subprocess.run(["git", "-C", str(clone), "rev-list", "--all"], capture_output=True, text=True,
                               check=True).stdout.split()
         assert not {d.fix for d in f.answer.defects or ()} & set(shas)
+
+
+def test_promptfoo_tests_keep_the_answer_in_the_assertion_and_it_scores(built: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    fixtures = miner.open_output(built)
+    export(built, "promptfoo", tmp_path / "pf")
+    tests = lines(tmp_path / "pf" / "tests.jsonl")
+    assert (tmp_path / "pf" / "promptfooconfig.yaml").is_file()
+    monkeypatch.syspath_prepend(str(tmp_path / "pf"))
+    from miner_assert import get_assert  # the shipped assertion file, as promptfoo runs it
+    for test in tests:
+        fixture = fixtures[test["metadata"]["fixture_id"]]
+        assert not leaks(test["vars"], fixture)
+        if fixture.split != "dev":
+            assert "assert" not in test
+            continue
+        config = test["assert"][0]["config"]
+        silent = get_assert("[]", {"config": config})
+        if fixture.kind == "clean":
+            assert silent["pass"] and get_assert('[{"path": "x", "line_start": 1}]', {"config": config})["score"] == 0
+        else:
+            assert silent["score"] == 0
+            oracle = json.dumps([{"path": d.path, "line_start": d.line_start} for d in fixture.answer.defects or ()])
+            assert get_assert(oracle, {"config": config})["score"] == 1.0
+    assert get_assert("no findings here", {"config": {"kind": "clean", "defects": []}})["pass"] is False
