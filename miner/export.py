@@ -136,12 +136,14 @@ def _inspect(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> 
 
 
 def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
+    """A file per configuration and split that has records (a dataset loader refuses an empty split)."""
     for split in ("dev", "heldout"):
         mine = [f for f in chosen if f.split == split]
-        for config in ("visible", "answers"):
-            (to / config).mkdir(exist_ok=True)
-        write_atomic(to / "visible" / f"{split}.jsonl", _lines(visible_record(f, mark) for f in mine))
-        write_atomic(to / "answers" / f"{split}.jsonl", _lines(_answer(f, mark) for f in mine if f.id in answered))
+        for config, records in (("visible", [visible_record(f, mark) for f in mine]),
+                                ("answers", [_answer(f, mark) for f in mine if f.id in answered])):
+            if records:
+                (to / config).mkdir(exist_ok=True)
+                write_atomic(to / config / f"{split}.jsonl", _lines(records))
 
 
 ASSERTION = '''"""Score a reviewer's output on one miner fixture, for promptfoo (exported by `miner export`).
@@ -233,8 +235,11 @@ def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, o
     if fmt == "hf":
         configs = []
         for config in ("visible", "answers"):
-            files = "\n".join(f"  - split: {s}\n    path: {config}/{s}.jsonl" for s in ("dev", "heldout"))
-            configs.append(f"- config_name: {config}\n  data_files:\n{files}")
+            splits = [s for s in ("dev", "heldout") if any(f.split == s and (config == "visible" or f.id in answered)
+                                                           for f in chosen)]
+            if splits:
+                files = "\n".join(f"  - split: {s}\n    path: {config}/{s}.jsonl" for s in splits)
+                configs.append(f"- config_name: {config}\n  data_files:\n{files}")
         header = "---\nconfigs:\n" + "\n".join(configs) + "\nlicense: other\n---\n\n"
     return (header + f"# Code-review fixtures exported by miner ({fmt})\n\n"
             f"{len(chosen)} fixtures ({by_split['dev']} dev, {by_split['heldout']} held out) from `{out.name}`; "

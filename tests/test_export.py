@@ -84,7 +84,8 @@ def test_hf_folder_has_a_card_that_names_its_configurations(built: Path, tmp_pat
     for files in names.values():
         for entry in files:
             assert (tmp_path / "hf" / entry["path"]).is_file()
-    assert lines(tmp_path / "hf" / "answers" / "heldout.jsonl") == []
+    assert not (tmp_path / "hf" / "answers" / "heldout.jsonl").exists()  # held-out answers are left out
+    assert [e["split"] for e in names["answers"]] == ["dev"]
 
 
 def test_bundles_hold_the_change_and_nothing_later(built: Path, samples: dict, tmp_path: Path) -> None:
