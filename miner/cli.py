@@ -387,8 +387,9 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
               help="Put every answer in, or none; by default the answers of held-out fixtures are left out.")
 @click.option("--repo", type=click.Path(path_type=Path, file_okay=False),
               help="The repository the fixtures were mined from (needed by --format bundle).")
+@click.option("--parquet", is_flag=True, help="With --format hf: Parquet files instead of JSON Lines (needs pyarrow).")
 def export_cmd(out: Path, fmt: str, to: Path, split: str, since: dt.datetime | None, with_answers: bool | None,
-               repo: Path | None) -> None:
+               repo: Path | None, parquet: bool) -> None:
     """Export the fixtures of OUT for another tool: an eval harness, a dataset hub, a git client.
 
     Example:
@@ -398,7 +399,7 @@ def export_cmd(out: Path, fmt: str, to: Path, split: str, since: dt.datetime | N
     from miner.export import export
 
     done = export(out, fmt, to, split=split, since=since.date() if since else None,  # type: ignore[arg-type]
-                  with_answers=with_answers, repo=repo)
+                  with_answers=with_answers, repo=repo, parquet=parquet)
     click.echo(f"exported {done.fixtures} fixtures ({done.answers} with answers) to {done.to}; canary {done.canary}",
                err=True)
 

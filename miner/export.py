@@ -72,11 +72,19 @@ def prompt(fixture: Fixture) -> str:
 
 
 def export(out: Path, fmt: Format, to: Path, *, split: Literal["dev", "heldout", "all"] = "all",
-           since: dt.date | None = None, with_answers: bool | None = None, repo: Path | None = None) -> Exported:
+           since: dt.date | None = None, with_answers: bool | None = None, repo: Path | None = None,
+           parquet: bool = False) -> Exported:
     """Write the fixtures of ``out`` (of a split, landed on or after ``since``) to ``to`` as ``fmt``.
     ``with_answers``: None (the default) writes the answers of dev fixtures only; True all; False none."""
     if fmt not in FORMATS:
         raise MinerError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    if parquet and fmt != "hf":
+        raise MinerError("--parquet is for --format hf")
+    if parquet:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise MinerError('--parquet needs pyarrow: pip install pyarrow, or export JSON Lines') from None
     if fmt == "bundle" and repo is None:
         raise MinerError("--format bundle needs --repo, the repository the fixtures were mined from")
     if to.exists() and (not to.is_dir() or any(to.iterdir())):
@@ -93,13 +101,13 @@ def export(out: Path, fmt: Format, to: Path, *, split: Literal["dev", "heldout",
         elif fmt == "inspect":
             _inspect(staging, chosen, answered, mark)
         elif fmt == "hf":
-            _hf(staging, chosen, answered, mark)
+            _hf(staging, chosen, answered, mark, parquet)
         elif fmt == "promptfoo":
             _promptfoo(staging, chosen, answered, mark)
         else:
             assert repo is not None
             _bundles(staging, out, chosen, repo)
-        write_atomic(staging / "README.md", _readme(fmt, chosen, answered, mark, out))
+        write_atomic(staging / "README.md", _readme(fmt, chosen, answered, mark, out, "parquet" if parquet else "jsonl"))
         if to.exists():
             to.rmdir()
         to.parent.mkdir(parents=True, exist_ok=True)
@@ -135,15 +143,28 @@ def _inspect(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> 
     write_atomic(to / "samples.jsonl", _lines(sample(f) for f in chosen))
 
 
-def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
-    """A file per configuration and split that has records (a dataset loader refuses an empty split)."""
+def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str, parquet: bool = False) -> None:
+    """A file per configuration and split that has records (a dataset loader refuses an empty split),
+    JSON Lines or, with ``parquet``, Parquet (its nested fields, such as ``files`` and ``defects``, as
+    JSON text)."""
     for split in ("dev", "heldout"):
         mine = [f for f in chosen if f.split == split]
         for config, records in (("visible", [visible_record(f, mark) for f in mine]),
                                 ("answers", [_answer(f, mark) for f in mine if f.id in answered])):
             if records:
                 (to / config).mkdir(exist_ok=True)
-                write_atomic(to / config / f"{split}.jsonl", _lines(records))
+                if parquet:
+                    import pyarrow as pa
+                    import pyarrow.parquet as pq
+                    # Nested fields as JSON text: Parquet has no type for an empty mapping (fresh: {}).
+                    flat = [{k: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
+                             for k, v in r.items()} for r in records]
+                    try:
+                        pq.write_table(pa.Table.from_pylist(flat), to / config / f"{split}.parquet")
+                    except pa.ArrowException as exc:
+                        raise MinerError(f"Parquet cannot hold the {config} records ({exc}); export JSON Lines") from None
+                else:
+                    write_atomic(to / config / f"{split}.jsonl", _lines(records))
 
 
 ASSERTION = '''"""Score a reviewer's output on one miner fixture, for promptfoo (exported by `miner export`).
@@ -229,7 +250,7 @@ def _bundles(to: Path, out: Path, chosen: list[Fixture], repo: Path) -> None:
             shutil.rmtree(made.path)
 
 
-def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, out: Path) -> str:
+def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, out: Path, suffix: str = "jsonl") -> str:
     by_split = {s: sum(f.split == s for f in chosen) for s in ("dev", "heldout")}
     header = ""
     if fmt == "hf":
@@ -238,7 +259,7 @@ def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, o
             splits = [s for s in ("dev", "heldout") if any(f.split == s and (config == "visible" or f.id in answered)
                                                            for f in chosen)]
             if splits:
-                files = "\n".join(f"  - split: {s}\n    path: {config}/{s}.jsonl" for s in splits)
+                files = "\n".join(f"  - split: {s}\n    path: {config}/{s}.{suffix}" for s in splits)
                 configs.append(f"- config_name: {config}\n  data_files:\n{files}")
         header = "---\nconfigs:\n" + "\n".join(configs) + "\nlicense: other\n---\n\n"
     return (header + f"# Code-review fixtures exported by miner ({fmt})\n\n"

@@ -133,3 +133,14 @@ def test_promptfoo_tests_keep_the_answer_in_the_assertion_and_it_scores(built: P
             oracle = json.dumps([{"path": d.path, "line_start": d.line_start} for d in fixture.answer.defects or ()])
             assert get_assert(oracle, {"config": config})["score"] == 1.0
     assert get_assert("no findings here", {"config": {"kind": "clean", "defects": []}})["pass"] is False
+
+
+def test_parquet_is_for_the_hub_folder_and_needs_pyarrow(built: Path, tmp_path: Path) -> None:
+    run = CliRunner().invoke(main, ["export", str(built), "--format", "jsonl", "--parquet", "--to", str(tmp_path / "x")])
+    assert run.exit_code == 2 and "--parquet is for --format hf" in run.output
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        run = CliRunner().invoke(main, ["export", str(built), "--format", "hf", "--parquet", "--to", str(tmp_path / "y")])
+        assert run.exit_code == 2 and "needs pyarrow" in run.output and "Traceback" not in run.output
+    assert not (tmp_path / "x").exists()
