@@ -18,7 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from miner.config import TIERS
+from miner.audit import audit
+from miner.config import TIERS, load_config
 from miner.errors import MinerError
 from miner.output import FixtureSet, open_output
 from miner.write import dumps, write_atomic
@@ -68,8 +69,12 @@ def report(out: Path, to: Path, scores: Sequence[Path] = ()) -> Written:
              for name, day in sorted(manifest.cutoffs.items())]
     dropped = [(r.name, stage, reason, n) for r in manifest.repositories for stage, reasons in r.dropped.items()
                for reason, n in sorted(reasons.items())]
-    summary = {"fixtures": len(answers), "by_kind_split": {f"{k}/{s}": n for (k, s), n in by_kind_split},
-               "tiers": dict(sorted(tiers.items())), "repositories": [r.model_dump(mode="json") for r in manifest.repositories],
+    audited = audit(out, load_config())
+    findings = Counter(f.check for f in audited.findings)
+    per_fixture = _per_fixture(answers, reports)
+    summary = {"fixtures": len(answers), "audit": {"ok": audited.ok, "findings": dict(sorted(findings.items()))},
+               "by_kind_split": {f"{k}/{s}": n for (k, s), n in by_kind_split}, "tiers": dict(sorted(tiers.items())),
+               "repositories": [r.model_dump(mode="json") for r in manifest.repositories],
                "cutoffs": manifest.cutoffs, "fresh": manifest.fresh, "scores": reports}
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters.update(pct=_pct, num=_num)
@@ -79,7 +84,9 @@ def report(out: Path, to: Path, scores: Sequence[Path] = ()) -> Written:
         name=out.name, manifest=manifest, total=len(answers), canary=canary(fixtures),
         repositories=manifest.repositories, by_kind_split=[(k, s, n) for (k, s), n in by_kind_split],
         tiers=sorted(tiers.items(), key=lambda t: _TIERS.index(t[0])), fresh=fresh, dropped=dropped,
-        plots=_plots(fixtures, answers, manifest.cutoffs), scores=reports)
+        plots=_plots(fixtures, answers, manifest.cutoffs), scores=reports, audit_ok=audited.ok,
+        audit_findings=sorted(findings.items()), per_fixture=per_fixture,
+        reviewers=sorted({name for r in reports for name in r["reviewers"]}))
     to.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(to, page)
     summary_path = to.with_name("summary.json")
@@ -90,6 +97,21 @@ def report(out: Path, to: Path, scores: Sequence[Path] = ()) -> Written:
                     for a in answers]),
               _csv(to.with_name("dropped.csv"), ["repository", "stage", "reason", "count"], [list(r) for r in dropped])]
     return Written(page=to, summary=summary_path, tables=tables)
+
+
+def _per_fixture(answers: list[Any], reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row a fixture: what it is, and each reviewer's recall (bug) or false alarms (clean) on it."""
+    rows = []
+    for a in answers:
+        row: dict[str, Any] = {"id": a.id, "repository": a.repository, "kind": a.kind, "split": a.split, "scores": {}}
+        for r in reports:
+            for name, reviewer in r["reviewers"].items():
+                got = reviewer.get("per_fixture", {}).get(a.id)
+                if got is not None:
+                    value = got["recall"] if a.kind == "bug" else got["false_alarms"]
+                    row["scores"][name] = "-" if value is None else (f"{value:.0%}" if a.kind == "bug" else f"{value:g}")
+        rows.append(row)
+    return rows
 
 
 def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:

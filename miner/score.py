@@ -232,6 +232,8 @@ def summary(reviewer: Reviewer, answers: dict[str, Answer], resamples: int = RES
         "seconds": interval([s.seconds for s in reviewer.scores.values() if s.seconds is not None],
                             resamples=resamples),
         "slices": {},
+        "per_fixture": {s.id: {"kind": s.kind, "recall": s.recall, "false_alarms": s.false_alarms}
+                        for s in sorted(reviewer.scores.values(), key=lambda s: s.id)},
     }
     for name, ids in slices(answers).items():
         mine = [reviewer.scores[i] for i in sorted(ids) if i in reviewer.scores]

@@ -19,7 +19,8 @@ def test_the_page_is_self_contained_and_its_tables_match(samples: dict, tmp_path
     scores = tmp_path / "scores.json"
     scores.write_text(json.dumps({"tolerance": 3, "paired": [], "reviewers": {"nobody": {
         "fixtures": {"bug": 10, "clean": 1, "errors": 0}, "recall": {"value": 0.0, "low": 0.0, "high": 0.0},
-        "detection": None, "fp_per_clean": {"value": 0.0, "low": 0.0, "high": 0.0}, "clean_flagged": None}}}))
+        "detection": None, "fp_per_clean": {"value": 0.0, "low": 0.0, "high": 0.0}, "clean_flagged": None,
+        "per_fixture": {}}}}))
     written = report(out, tmp_path / "report" / "index.html", [scores])
     page = written.page.read_text()
     assert not re.search(r"\b(src|href)=\"(https?:)?//", page) and "<script" not in page
@@ -31,6 +32,8 @@ def test_the_page_is_self_contained_and_its_tables_match(samples: dict, tmp_path
     assert len(rows) == len(fixtures) and {r["kind"] for r in rows} == {"bug", "clean"}
     summary = json.loads(written.summary.read_text())
     assert summary["fixtures"] == len(fixtures) and summary["scores"][0]["reviewers"]["nobody"]
+    assert summary["audit"]["ok"] is True and "The audit passes" in page
+    assert all(f.id in page for f in fixtures)  # the per-fixture table
     # The same fixture set gives the same page.
     again = report(out, tmp_path / "again" / "index.html", [scores])
     assert again.page.read_text() == page
