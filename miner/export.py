@@ -170,31 +170,18 @@ def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str, parquet:
 ASSERTION = '''"""Score a reviewer's output on one miner fixture, for promptfoo (exported by `miner export`).
 
 The output must be miner's findings format: a JSON list of findings, or {"findings": [...]}. A bug
-fixture scores the share of its defects matched (one to one, within TOLERANCE lines, miner's rule);
-a clean fixture passes when no finding of severity warning or worse was raised.
+fixture scores the share of its defects matched (one to one, within 3 lines: miner's rule); a clean
+fixture passes when no finding of severity warning or worse was raised. Needs miner installed.
 """
 
-from miner.errors import MinerError
-from miner.findings import is_alarm, parse_output
-from miner.records import Defect
-from miner.score import match
-
-TOLERANCE = 3
+from miner.score import Lines, score_output
 
 
 def get_assert(output, context):
     answer = context["config"]
-    try:
-        findings, _ = parse_output(output)
-    except MinerError as exc:
-        return {"pass": False, "score": 0.0, "reason": f"not findings: {exc}"}
-    if answer["kind"] == "clean":
-        alarms = sum(is_alarm(f) for f in findings)
-        return {"pass": alarms == 0, "score": 1.0 if alarms == 0 else 0.0, "reason": f"{alarms} false alarm(s)"}
-    defects = [Defect.model_validate(d) for d in answer["defects"]]
-    caught = len(match(list(findings), defects, TOLERANCE))
-    return {"pass": caught == len(defects), "score": caught / len(defects),
-            "reason": f"{caught} of {len(defects)} defect(s) caught"}
+    defects = [Lines(d["path"], d["line_start"], d["line_end"]) for d in answer["defects"]]
+    value, passed, why = score_output(output, answer["kind"], defects)
+    return {"pass": passed, "score": value, "reason": why}
 '''
 
 PROMPTFOO_CONFIG = """# A starter configuration: give your reviewer as the provider; the prompt asks for miner's findings format.

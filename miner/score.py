@@ -28,29 +28,49 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
 from miner.errors import MinerError
-from miner.findings import ReviewFinding, RunRecord, is_alarm
+from miner.findings import ReviewFinding, RunRecord, is_alarm, parse_output
 from miner.output import FixtureSet
-from miner.records import Answer, Defect
+from miner.records import Answer
 
 SEED = 20261201
 RESAMPLES = 10_000
 
 
-def distance(finding: ReviewFinding, defect: Defect) -> int | None:
+class Span(Protocol):
+    """Where a defect is: all the matching reads of it."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def line_start(self) -> int: ...
+    @property
+    def line_end(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Lines:
+    """A defect as an export gives it (path and lines only)."""
+
+    path: str
+    line_start: int
+    line_end: int
+
+
+def distance(finding: ReviewFinding, defect: Span) -> int | None:
     """Lines between a finding's range and a defect's (0 when they overlap); None in another file."""
     if finding.path != defect.path:
         return None
     return max(0, max(finding.line_start, defect.line_start) - min(finding.end, defect.line_end))
 
 
-def match(findings: Sequence[ReviewFinding], defects: Sequence[Defect], tolerance: int) -> list[tuple[int, int, int]]:
+def match(findings: Sequence[ReviewFinding], defects: Sequence[Span], tolerance: int) -> list[tuple[int, int, int]]:
     """The maximal one-to-one matching of findings to defects within ``tolerance`` lines, of the
     smallest total distance: (finding index, defect index, distance) per pair."""
     if not findings or not defects:
@@ -64,6 +84,21 @@ def match(findings: Sequence[ReviewFinding], defects: Sequence[Defect], toleranc
                 cost[i, j] = d
     rows, cols = linear_sum_assignment(cost)
     return [(int(i), int(j), int(cost[i, j])) for i, j in zip(rows, cols) if cost[i, j] < never]
+
+
+def score_output(output: str, kind: str, defects: Sequence[Span], tolerance: int = 3) -> tuple[float, bool, str]:
+    """One reviewer output on one fixture, scored as harnesses want it: (score, passed, why). A bug
+    fixture scores the share of its defects matched; a clean one passes with no false alarm. Output
+    that is not miner's findings format scores 0. Used by the Inspect scorer and the promptfoo assertion."""
+    try:
+        findings, _ = parse_output(output)
+    except MinerError as exc:
+        return 0.0, False, f"not findings: {exc}"
+    if kind == "clean":
+        alarms = sum(is_alarm(f) for f in findings)
+        return (1.0 if alarms == 0 else 0.0), alarms == 0, f"{alarms} false alarm(s)"
+    caught = len(match(list(findings), list(defects), tolerance))
+    return caught / len(defects) if defects else 0.0, caught == len(defects), f"{caught} of {len(defects)} defect(s) caught"
 
 
 @dataclass
