@@ -410,7 +410,9 @@ def export_cmd(out: Path, fmt: str, to: Path, split: str, since: dt.datetime | N
               help="The HTML page to write; summary.json and CSV tables go beside it.")
 @click.option("--scores", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The JSON of `miner score --json` (repeatable).")
-def report_cmd(out: Path, to: Path, scores: tuple[Path, ...]) -> None:
+@click.option("--calibration", "calibrations", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The JSON of `miner calibrate --json` for a mined repository (repeatable).")
+def report_cmd(out: Path, to: Path, scores: tuple[Path, ...], calibrations: tuple[Path, ...]) -> None:
     """Write one self-contained HTML page that shows the fixture set OUT (and its scores).
 
     Example:
@@ -419,7 +421,7 @@ def report_cmd(out: Path, to: Path, scores: tuple[Path, ...]) -> None:
     """
     from miner.report import report
 
-    written = report(out, to, list(scores))
+    written = report(out, to, list(scores), list(calibrations))
     click.echo(f"wrote {written.page}, {written.summary.name} and {len(written.tables)} CSV tables", err=True)
 
 

@@ -43,8 +43,9 @@ def _num(x: dict[str, float] | None) -> str:
     return "-" if not x else f"{x['value']:.2f} [{x['low']:.2f}-{x['high']:.2f}]"
 
 
-def report(out: Path, to: Path, scores: Sequence[Path] = ()) -> Written:
-    """Write the page for the fixture set at ``out`` to ``to``, with summary.json and CSVs beside it."""
+def report(out: Path, to: Path, scores: Sequence[Path] = (), calibrations: Sequence[Path] = ()) -> Written:
+    """Write the page for the fixture set at ``out`` to ``to``, with summary.json and CSVs beside it;
+    ``scores`` are ``miner score --json`` outputs, ``calibrations`` ``miner calibrate --json`` ones."""
     try:
         import jinja2
         import matplotlib
@@ -59,6 +60,12 @@ def report(out: Path, to: Path, scores: Sequence[Path] = ()) -> Written:
             reports.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
             raise MinerError(f"--scores {path} is not the JSON of `miner score --json` ({exc})") from None
+    calibrated = []
+    for path in calibrations:
+        try:
+            calibrated.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise MinerError(f"--calibration {path} is not the JSON of `miner calibrate --json` ({exc})") from None
     tiers: Counter[str] = Counter()
     for a in answers:
         if a.kind == "bug" and a.defects:
@@ -75,7 +82,7 @@ def report(out: Path, to: Path, scores: Sequence[Path] = ()) -> Written:
     summary = {"fixtures": len(answers), "audit": {"ok": audited.ok, "findings": dict(sorted(findings.items()))},
                "by_kind_split": {f"{k}/{s}": n for (k, s), n in by_kind_split}, "tiers": dict(sorted(tiers.items())),
                "repositories": [r.model_dump(mode="json") for r in manifest.repositories],
-               "cutoffs": manifest.cutoffs, "fresh": manifest.fresh, "scores": reports}
+               "cutoffs": manifest.cutoffs, "fresh": manifest.fresh, "scores": reports, "calibrations": calibrated}
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters.update(pct=_pct, num=_num)
     from miner.export import canary
@@ -85,7 +92,7 @@ def report(out: Path, to: Path, scores: Sequence[Path] = ()) -> Written:
         repositories=manifest.repositories, by_kind_split=[(k, s, n) for (k, s), n in by_kind_split],
         tiers=sorted(tiers.items(), key=lambda t: _TIERS.index(t[0])), fresh=fresh, dropped=dropped,
         plots=_plots(fixtures, answers, manifest.cutoffs), scores=reports, audit_ok=audited.ok,
-        audit_findings=sorted(findings.items()), per_fixture=per_fixture,
+        audit_findings=sorted(findings.items()), per_fixture=per_fixture, calibrations=calibrated,
         reviewers=sorted({name for r in reports for name in r["reviewers"]}))
     to.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(to, page)
