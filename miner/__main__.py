@@ -17,6 +17,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, _stopped_early)
     signal.signal(signal.SIGTERM, _stopped_early)
     from miner.cli import main as command_line
+
     try:
         command_line()
     finally:  # the work is done and said: a signal now would only turn a finished run's exit into a failure

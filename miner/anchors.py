@@ -58,21 +58,34 @@ class Anchor:
         return Anchor(commit, tuple(shas), tuple(paths), sha_of, path_of, orig)
 
     def to_json(self) -> dict[str, object]:
-        return {"commit": self.commit, "shas": list(self.shas), "paths": list(self.paths),
-                "sha_of": self.sha_of.tolist(), "path_of": self.path_of.tolist(), "orig": self.orig.tolist()}
+        return {
+            "commit": self.commit,
+            "shas": list(self.shas),
+            "paths": list(self.paths),
+            "sha_of": self.sha_of.tolist(),
+            "path_of": self.path_of.tolist(),
+            "orig": self.orig.tolist(),
+        }
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Anchor:
-        return Anchor(str(data["commit"]), tuple(data["shas"]), tuple(data["paths"]), array("I", data["sha_of"]),
-                      array("I", data["path_of"]), array("I", data["orig"]))
+        return Anchor(
+            str(data["commit"]),
+            tuple(data["shas"]),
+            tuple(data["paths"]),
+            array("I", data["sha_of"]),
+            array("I", data["path_of"]),
+            array("I", data["orig"]),
+        )
 
     def hit(self, line: int, final_line: int) -> BlameHit | None:
         """What a full blame at this anchor says of ``line``, reported as ``final_line``."""
         if not 1 <= line <= len(self.orig):
             return None
         i = line - 1
-        return BlameHit(final_line=final_line, sha=self.shas[self.sha_of[i]], orig_path=self.paths[self.path_of[i]],
-                        orig_line=self.orig[i])
+        return BlameHit(
+            final_line=final_line, sha=self.shas[self.sha_of[i]], orig_path=self.paths[self.path_of[i]], orig_line=self.orig[i]
+        )
 
 
 def blame_via(repo: Repo, anchor: Anchor | None, rev: str, path: str, lines: Iterable[int] | None) -> list[BlameHit]:
@@ -102,7 +115,7 @@ def build_chain(repo: Repo, head: str, path: str, every: int = EVERY) -> list[An
     """Anchors for ``path``, one every ``every`` first-parent commits that changed it, oldest first."""
     anchors: list[Anchor] = []
     previous: Anchor | None = None
-    for commit in repo.first_parent_touching(head, path)[every - 1::every]:
+    for commit in repo.first_parent_touching(head, path)[every - 1 :: every]:
         if repo.blob(commit, path) is None:  # deleted here: the chain starts again after
             previous = None
             continue
@@ -111,8 +124,7 @@ def build_chain(repo: Repo, head: str, path: str, every: int = EVERY) -> list[An
     return anchors
 
 
-def hot_paths(fixed: Iterable[Iterable[str]], touched: dict[str, int], least: int = HOT_FIXES,
-              every: int = EVERY) -> list[str]:
+def hot_paths(fixed: Iterable[Iterable[str]], touched: dict[str, int], least: int = HOT_FIXES, every: int = EVERY) -> list[str]:
     """The paths worth anchoring: changed by at least ``least`` fixes (``fixed``: each fix's paths),
     and by at least one fix for every ``every`` commits that touched them (``touched``), since the
     chain costs a blame every ``every`` commits and each fix it serves saves one deep walk."""

@@ -84,8 +84,12 @@ class AuditReport:
         return not any(f.severity == "error" for f in self.findings)
 
     def to_json(self) -> dict[str, object]:
-        return {"ok": self.ok, "findings": [f.to_json() for f in self.findings],
-                "checked": dict(sorted(self.checked.items())), "skipped": sorted(self.skipped)}
+        return {
+            "ok": self.ok,
+            "findings": [f.to_json() for f in self.findings],
+            "checked": dict(sorted(self.checked.items())),
+            "skipped": sorted(self.skipped),
+        }
 
     def text(self) -> str:
         errors = sum(f.severity == "error" for f in self.findings)
@@ -93,8 +97,12 @@ class AuditReport:
         counts = ", ".join(f"{k}={v}" for k, v in sorted(self.checked.items()))
         tail = f"; skipped (give --repo): {', '.join(sorted(self.skipped))}" if self.skipped else ""
         verdict = "clean" if self.ok else "FAILED"
-        return "\n".join([*(f.line() for f in self.findings),
-                          f"audit {verdict}: {errors} error(s), {warnings} warning(s); checked {counts}{tail}"])
+        return "\n".join(
+            [
+                *(f.line() for f in self.findings),
+                f"audit {verdict}: {errors} error(s), {warnings} warning(s); checked {counts}{tail}",
+            ]
+        )
 
 
 # -- reading the output --------------------------------------------------------------------------------
@@ -138,8 +146,10 @@ def _repositories(manifest: Manifest, paths: list[Path]) -> dict[str, Repo]:
         match = next((e for e in manifest.repositories if repo.was_mined_as(e.head, e.identity)), None)
         if match is None:
             names = ", ".join(repr(e.name) for e in manifest.repositories) or "none"
-            raise RepositoryMismatchError(f"--repo {path} is none of the repositories mined into this output "
-                                          f"({names}); give the repositories `miner build` read")
+            raise RepositoryMismatchError(
+                f"--repo {path} is none of the repositories mined into this output "
+                f"({names}); give the repositories `miner build` read"
+            )
         if match.dropped.get("walk", {}).get("paths_with_missing_objects"):
             # The build read history without the paths whose objects are missing; so must the audit.
             repo.exclude = tuple(repo.paths_with_missing_objects(match.head))
@@ -250,14 +260,22 @@ def _parse_diff(diff: str) -> list[_Section]:
             sections.append(section)
             continue
         try:
-            patched, = PatchSet("\n".join(chunk) + "\n")
+            (patched,) = PatchSet("\n".join(chunk) + "\n")
         except (UnidiffParseError, ValueError) as exc:
             sections.append(_Section(error=str(exc) or exc.__class__.__name__))
             continue
-        sections.append(_Section(
-            old_path=_header(patched.source_file), new_path=_header(patched.target_file),
-            lines=[(line.line_type, line.source_line_no or 0, line.target_line_no or 0, line.value.rstrip("\n"))
-                   for hunk in patched for line in hunk if line.line_type in ("+", "-", " ")]))
+        sections.append(
+            _Section(
+                old_path=_header(patched.source_file),
+                new_path=_header(patched.target_file),
+                lines=[
+                    (line.line_type, line.source_line_no or 0, line.target_line_no or 0, line.value.rstrip("\n"))
+                    for hunk in patched
+                    for line in hunk
+                    if line.line_type in ("+", "-", " ")
+                ],
+            )
+        )
     return sections
 
 
@@ -302,8 +320,7 @@ def _diff_matches_files(fx: _Fixture) -> Iterator[Finding]:
         before = vf.before.split("\n") if vf.before is not None else []
         after = vf.after.split("\n") if vf.after is not None else []
         for tag, old_no, new_no, text in section.lines:
-            sides = ([] if tag == "+" else [(before, old_no, "before")]) + \
-                    ([] if tag == "-" else [(after, new_no, "after")])
+            sides = ([] if tag == "+" else [(before, old_no, "before")]) + ([] if tag == "-" else [(after, new_no, "after")])
             for lines, no, side in sides:
                 if not (0 < no <= len(lines)) or not _same_line(text, lines[no - 1], vf.encoding):
                     yield Finding("diff", fx.id, f"{path}: diff line {tag}{no} is not line {no} of the {side} file")
@@ -434,8 +451,9 @@ def _cutoffs(manifest: Manifest) -> dict[str, dt.date]:
 # -- materialized repositories -------------------------------------------------------------------------
 
 
-def _materialized(path: Path, fixtures: list[_Fixture], repos: dict[str, Repo],
-                  ancestors: dict[tuple[str, str], set[str]]) -> Iterator[Finding]:
+def _materialized(
+    path: Path, fixtures: list[_Fixture], repos: dict[str, Repo], ancestors: dict[tuple[str, str], set[str]]
+) -> Iterator[Finding]:
     where = str(path)
     repo = Repo(path)
     refs = repo.refs()
@@ -476,8 +494,11 @@ def _materialized(path: Path, fixtures: list[_Fixture], repos: dict[str, Repo],
         allowed = ancestors.setdefault((name, base), source.ancestors(base) if source.expand(base) == base else set())
         newer = [c for c in known if c not in allowed]
         if newer:
-            yield Finding("materialized", where, f"holds {len(newer)} commit(s) of {name} that are not ancestors "
-                                                 f"of the base, e.g. {newer[0]}")
+            yield Finding(
+                "materialized",
+                where,
+                f"holds {len(newer)} commit(s) of {name} that are not ancestors of the base, e.g. {newer[0]}",
+            )
     yield from _pr_tree(repo, where, pr, base, fixtures)
 
 
@@ -494,15 +515,19 @@ def _fsck(repo: Repo, where: str) -> Iterator[Finding]:
         yield Finding("materialized", where, f"git fsck --strict: {(loose or problems)[0]}")
         return
     kinds = sorted({p.rsplit(": ", 2)[-2] if p.count(": ") >= 2 else p for p in problems})
-    yield Finding("materialized", where, f"{len(named)} object(s) of the copied base history fail only strict "
-                                         f"format rules ({', '.join(kinds)}); plain git fsck passes", "warning")
+    yield Finding(
+        "materialized",
+        where,
+        f"{len(named)} object(s) of the copied base history fail only strict "
+        f"format rules ({', '.join(kinds)}); plain git fsck passes",
+        "warning",
+    )
 
 
 def _pr_tree(repo: Repo, where: str, pr: str, base: str, fixtures: list[_Fixture]) -> Iterator[Finding]:
     """When the fixture can be told (its base, or its date for a squashed base), pr must show its visible files."""
     when = iso(repo.committer_date(pr))
-    mine = [fx for fx in fixtures if fx.answer.base == base] or \
-           [fx for fx in fixtures if fx.answer.head_date == when]
+    mine = [fx for fx in fixtures if fx.answer.base == base] or [fx for fx in fixtures if fx.answer.head_date == when]
     if len(mine) != 1:
         return
     fx = mine[0]
@@ -538,8 +563,11 @@ def audit(out: Path, config: Config, repos: Iterable[Path] = (), materialized: I
     for fx in fixtures:
         repo = sources.get(fx.answer.repository)
         report.findings += _message_leaks(fx, every_commit if sources else None)
-        added = _added(repo.patch(fx.answer.base, fx.answer.head).decode("utf-8", "surrogateescape")) \
-            if repo is not None else _added(fx.visible.diff)
+        added = (
+            _added(repo.patch(fx.answer.base, fx.answer.head).decode("utf-8", "surrogateescape"))
+            if repo is not None
+            else _added(fx.visible.diff)
+        )
         if sources:
             report.findings += _sha_leaks(fx, every_commit, added)
         report.findings += _oracle_comments(fx, added, marker)
@@ -554,8 +582,9 @@ def audit(out: Path, config: Config, repos: Iterable[Path] = (), materialized: I
         report.findings += _contents(fx, repo, added)
         report.checked["contents"] += 1
         if iso(repo.committer_date(fx.answer.head)) != fx.answer.head_date:
-            report.findings.append(Finding("head-date", fx.id, f"head_date {fx.answer.head_date} is not the "
-                                                               "change's committer date"))
+            report.findings.append(
+                Finding("head-date", fx.id, f"head_date {fx.answer.head_date} is not the change's committer date")
+            )
     family = list(_families(fixtures, patch_ids))
     report.findings += family
     report.checked["families"] = len({fx.answer.head for fx in fixtures})

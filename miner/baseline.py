@@ -18,8 +18,9 @@ from pathlib import Path
 from miner.errors import MinerError
 
 
-def pydriller_szz(path: Path, fixes: Iterable[str],
-                  timed: Callable[[str, float], None] = lambda fix, seconds: None) -> dict[str, set[str]]:
+def pydriller_szz(
+    path: Path, fixes: Iterable[str], timed: Callable[[str, float], None] = lambda fix, seconds: None
+) -> dict[str, set[str]]:
     """fix -> the commits PyDriller names for it (an empty set where PyDriller fails on the commit:
     a binary file, a submodule). ``timed`` hears how long each fix took."""
     try:
@@ -29,8 +30,7 @@ def pydriller_szz(path: Path, fixes: Iterable[str],
     found: dict[str, set[str]] = {}
     with tempfile.TemporaryDirectory(prefix="miner-pydriller-") as tmp:
         copy = Path(tmp) / "copy.git"
-        proc = subprocess.run(["git", "clone", "-q", "--bare", "--no-hardlinks", str(path), str(copy)],
-                              capture_output=True)
+        proc = subprocess.run(["git", "clone", "-q", "--bare", "--no-hardlinks", str(path), str(copy)], capture_output=True)
         if proc.returncode != 0:
             raise MinerError(f"cannot copy {path} for PyDriller: {proc.stderr.decode(errors='replace').strip()}")
         git = Git(str(copy))

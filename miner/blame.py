@@ -52,11 +52,16 @@ class FixText:
 
     @staticmethod
     def of(diffs: list[FileDiff], config: Config) -> FixText:
-        files = [d for d in diffs if not d.binary and not d.link
-                 and path_kind(d.new_path or d.old_path or "", config.paths) == "source"]
-        return FixText(removed=tuple(t for d in files for _, t in d.removed),
-                       added=tuple(t for d in files for _, t in d.added),
-                       added_at=tuple((d.old_path, tuple(t for _, t in d.added)) for d in files if d.old_path))
+        files = [
+            d
+            for d in diffs
+            if not d.binary and not d.link and path_kind(d.new_path or d.old_path or "", config.paths) == "source"
+        ]
+        return FixText(
+            removed=tuple(t for d in files for _, t in d.removed),
+            added=tuple(t for d in files for _, t in d.added),
+            added_at=tuple((d.old_path, tuple(t for _, t in d.added)) for d in files if d.old_path),
+        )
 
     def added_in(self, path: str) -> tuple[str, ...]:
         return next((lines for p, lines in self.added_at if p == path), ())
@@ -84,8 +89,7 @@ def victim(fix: FixCommit, intro: str, text: FixText, config: Config, history: H
         return ()
     parent = fix.meta.parents[0]
     counts = history.occurrences((intro, parent), gone)
-    return tuple(sorted(w for w in gone
-                        if counts[parent][w] <= removed[w] < counts[intro][w]))
+    return tuple(sorted(w for w in gone if counts[parent][w] <= removed[w] < counts[intro][w]))
 
 
 def _words(line: str, keywords: Iterable[str]) -> list[str]:
@@ -121,8 +125,12 @@ def prior_authors(intro: str, traced: list[Traced], history: History) -> tuple[s
     for t in traced:
         if t.hit.sha == intro:
             by_path.setdefault(t.hit.orig_path, []).append(t.hit.orig_line)
-    prior = {hit.sha for path in sorted(by_path)
-             for hit in history.blame(intro, path, by_path[path], ignore=(intro,)) if hit.sha != intro}
+    prior = {
+        hit.sha
+        for path in sorted(by_path)
+        for hit in history.blame(intro, path, by_path[path], ignore=(intro,))
+        if hit.sha != intro
+    }
     return tuple(sorted(prior))
 
 
@@ -133,8 +141,9 @@ def _text(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def _blame_through_cosmetic(history: History, rev: str, path: str, lines: list[int], hops: int,
-                            see_through: Callable[[str], bool]) -> tuple[list[BlameHit], tuple[str, ...]]:
+def _blame_through_cosmetic(
+    history: History, rev: str, path: str, lines: list[int], hops: int, see_through: Callable[[str], bool]
+) -> tuple[list[BlameHit], tuple[str, ...]]:
     """Blame, looking past commits that wrote no code of their own (``see_through``: whitespace-only
     commits and plain reverts, whose lines belong to whoever wrote them before)."""
     hits = history.blame(rev, path, lines)
@@ -165,8 +174,14 @@ def _insertion_points(insertions: list[tuple[str, str, tuple[int, ...]]]) -> lis
     return inserted
 
 
-def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Config,
-          skipped: Counter[str], see_through: Callable[[str], bool] | None = None) -> list[Traced]:
+def trace(
+    fix: FixCommit,
+    diffs: list[FileDiff],
+    history: History,
+    config: Config,
+    skipped: Counter[str],
+    see_through: Callable[[str], bool] | None = None,
+) -> list[Traced]:
     """Blame the fix's removed code lines (or, failing any, its insertion points) at its parent."""
     parent = fix.meta.parents[0]
     removed: list[tuple[str, list[int]]] = []
@@ -205,14 +220,16 @@ def trace(fix: FixCommit, diffs: list[FileDiff], history: History, config: Confi
     targets, added_only = (removed, False) if removed else (_insertion_points(insertions), True)
     traced: list[Traced] = []
     for path, lines in targets:
-        hits, through = _blame_through_cosmetic(history, parent, path, lines, config.labels.max_cosmetic_hops,
-                                                see_through or history.is_cosmetic)
+        hits, through = _blame_through_cosmetic(
+            history, parent, path, lines, config.labels.max_cosmetic_hops, see_through or history.is_cosmetic
+        )
         traced += [Traced(hit, added_only, through, path) for hit in hits]
     return traced
 
 
-def through_relands(traced: list[Traced], lookup: Callable[[str], CommitMeta | None], config: Config,
-                    history: History) -> tuple[list[Traced], set[str], set[str]]:
+def through_relands(
+    traced: list[Traced], lookup: Callable[[str], CommitMeta | None], config: Config, history: History
+) -> tuple[list[Traced], set[str], set[str]]:
     """Lines blame gave to a revert of a revert go to the commit it re-applied, wherever that
     commit left them unchanged: the re-land only brought its code back.
 
@@ -238,8 +255,12 @@ def through_relands(traced: list[Traced], lookup: Callable[[str], CommitMeta | N
         if line is not None:
             original = relands[t.hit.sha]
             took.add(original)
-            t = Traced(BlameHit(final_line=t.hit.final_line, sha=original, orig_path=t.hit.orig_path, orig_line=line),
-                       t.added_only, tuple(sorted({*t.looked_through, t.hit.sha})), t.path)
+            t = Traced(
+                BlameHit(final_line=t.hit.final_line, sha=original, orig_path=t.hit.orig_path, orig_line=line),
+                t.added_only,
+                tuple(sorted({*t.looked_through, t.hit.sha})),
+                t.path,
+            )
         out.append(t)
     return out, set(relands), took
 
@@ -362,12 +383,28 @@ def _spans(traced: list[Traced]) -> list[tuple[str, int, int]]:
 
 
 def _defects(fix: FixCommit, traced: list[Traced], evidence: Evidence) -> tuple[Defect, ...]:
-    return tuple(Defect(path=path, line_start=start, line_end=end, fix=fix.meta.sha, fix_date=iso(fix.meta.committed),
-                        summary=fix.meta.subject, evidence=evidence) for path, start, end in _spans(traced))
+    return tuple(
+        Defect(
+            path=path,
+            line_start=start,
+            line_end=end,
+            fix=fix.meta.sha,
+            fix_date=iso(fix.meta.committed),
+            summary=fix.meta.subject,
+            evidence=evidence,
+        )
+        for path, start, end in _spans(traced)
+    )
 
 
-def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitMeta | None],
-           config: Config, history: History, text: FixText = FixText()) -> list[Label]:
+def decide(
+    fix: FixCommit,
+    traced: list[Traced],
+    lookup: Callable[[str], CommitMeta | None],
+    config: Config,
+    history: History,
+    text: FixText = FixText(),
+) -> list[Label]:
     """Turn what blame found for one fix into labels: one per introducing commit, or a drop.
 
     ``text`` holds the fix's own code lines: a fix that restores what the candidate replaced is
@@ -377,8 +414,9 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
     traced, relands, reapplied = through_relands(traced, lookup, config, history)
     counts = Counter(t.hit.sha for t in traced)
     rejected = {sha: _reject(sha, lookup(sha), config, history) for sha in counts}
-    candidates = tuple(Candidate(sha=sha, lines=n, rejected=rejected[sha])
-                       for sha, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    candidates = tuple(
+        Candidate(sha=sha, lines=n, rejected=rejected[sha]) for sha, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
     blamed = tuple(sorted(set(counts) | set(fix.named) | relands))
     through = tuple(sorted({s for t in traced for s in t.looked_through}))
     total = len(traced)
@@ -394,8 +432,14 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
     def _older_than(sha: str, days: int) -> bool:
         return fix.meta.committer_time - _time(sha) > days * 86400
 
-    def label(intro: str, link: str, tier: Tier, reasons: tuple[str, ...] = (), lines_authored: int | None = None,
-              prior: tuple[str, ...] = ()) -> Label:
+    def label(
+        intro: str,
+        link: str,
+        tier: Tier,
+        reasons: tuple[str, ...] = (),
+        lines_authored: int | None = None,
+        prior: tuple[str, ...] = (),
+    ) -> Label:
         if _same_subject(lookup(intro), fix.meta):
             # The "fix" carries the change's own message: the same patch applied again, in reverse
             # or twice by mistake, not a repair.
@@ -417,10 +461,19 @@ def decide(fix: FixCommit, traced: list[Traced], lookup: Callable[[str], CommitM
         ranges = len(_spans(kept))
         if len(spots) > labels.max_defect_lines or ranges > labels.max_defect_ranges:
             tier, reasons = _demoted(tier, "diffuse"), reasons + ("diffuse",)
-        evidence = Evidence(link=link, tier=tier, lines_blamed=total, lines_agreeing=counts[intro],
-                            candidates=candidates, looked_through=through, age_days=_age_days(intro),
-                            lines_authored=lines_authored, prior=prior, reasons=reasons,
-                            fix_reasons=fix.reasons)
+        evidence = Evidence(
+            link=link,
+            tier=tier,
+            lines_blamed=total,
+            lines_agreeing=counts[intro],
+            candidates=candidates,
+            looked_through=through,
+            age_days=_age_days(intro),
+            lines_authored=lines_authored,
+            prior=prior,
+            reasons=reasons,
+            fix_reasons=fix.reasons,
+        )
         return Label(fix=fix.meta.sha, intro=intro, tier=tier, defects=_defects(fix, kept, evidence), blamed=blamed)
 
     def drop(reason: str) -> list[Label]:
@@ -491,9 +544,13 @@ def tier_allowed(tier: Tier, min_tier: Tier) -> bool:
     return TIERS.index(tier) <= TIERS.index(min_tier)
 
 
-def label_fixes(fixes: Iterable[tuple[FixCommit, list[FileDiff]]], history: History,
-                lookup: Callable[[str], CommitMeta | None], config: Config,
-                dropped: Counter[str]) -> Iterator[Label]:
+def label_fixes(
+    fixes: Iterable[tuple[FixCommit, list[FileDiff]]],
+    history: History,
+    lookup: Callable[[str], CommitMeta | None],
+    config: Config,
+    dropped: Counter[str],
+) -> Iterator[Label]:
     """Stage contract: (fix, its diff) in, labels out; every fix yields at least one label."""
     for fix, diffs in fixes:
         if not fix.meta.parents:
@@ -507,17 +564,19 @@ def label_fixes(fixes: Iterable[tuple[FixCommit, list[FileDiff]]], history: Hist
             yield lab
 
 
-def _see_through(history: History, lookup: Callable[[str], CommitMeta | None],
-                 config: Config) -> Callable[[str], bool]:
+def _see_through(history: History, lookup: Callable[[str], CommitMeta | None], config: Config) -> Callable[[str], bool]:
     """Commits blame looks past: whitespace-only ones, and plain reverts (the lines a revert put
     back belong to whoever wrote them before the reverted change; a revert of a revert is handled
     apart, by giving its lines to the change it re-applied)."""
+
     def see(sha: str) -> bool:
         if history.is_cosmetic(sha):
             return True
         meta = lookup(sha)
-        return meta is not None and bool(reverted_shas(meta.message, config.fixes)) \
-            and reapplies(meta, lookup, config.fixes) is None
+        return (
+            meta is not None and bool(reverted_shas(meta.message, config.fixes)) and reapplies(meta, lookup, config.fixes) is None
+        )
+
     return see
 
 

@@ -83,8 +83,14 @@ class RepoReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "identity": self.identity, "head": self.head, "head_date": self.head_date,
-            "split": self.split, "shallow": self.shallow, "commits": self.commits, "fixes": self.fixes,
+            "name": self.name,
+            "identity": self.identity,
+            "head": self.head,
+            "head_date": self.head_date,
+            "split": self.split,
+            "shallow": self.shallow,
+            "commits": self.commits,
+            "fixes": self.fixes,
             "labels_by_tier": dict(sorted(self.labels.items())),
             "fixtures": {"bug": self.bugs, "clean": self.clean},
             "vendored_trees": self.vendored,
@@ -160,6 +166,7 @@ def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
 def _clean_check(repo: Repo, head: str, config: Config, fixes: set[str]) -> Callable[[CommitMeta], str | None]:
     """The clean stage's checks that read git, for the candidates its sample reaches: why one is
     refused (a reformat, generated code, nothing to review, corrected later), or None."""
+
     def check(meta: CommitMeta) -> str | None:
         if repo.is_cosmetic(meta.sha):
             return "whitespace_only"
@@ -167,21 +174,40 @@ def _clean_check(repo: Repo, head: str, config: Config, fixes: set[str]) -> Call
             return "generated_only"
         try:
             ((_, diffs),) = list(repo.diffs([meta.sha]))
-            reason = unreviewable(diffs, sides_reader(repo.blob, meta.parents[0], meta.sha), config,
-                                  lambda names: any(repo.occurrences([meta.sha], names)[meta.sha].values()))
+            reason = unreviewable(
+                diffs,
+                sides_reader(repo.blob, meta.parents[0], meta.sha),
+                config,
+                lambda names: any(repo.occurrences([meta.sha], names)[meta.sha].values()),
+            )
             if reason:
                 return reason
             return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
         except MissingObjectError:
             return "clean_missing_object"
+
     return check
 
 
-def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", force: bool = False,
-          progress: bool = True, jobs: int = 1,
-          executor: ExecutorKind = "local", address: str | None = None, scheduler_file: str | None = None,
-          window: Window = Window(), use_cache: bool = True, names: list[str] | None = None,
-          judge: str | None = None, judge_timeout: float = 300.0, allow_missing: bool = False) -> BuildResult:
+def build(
+    paths: list[Path],
+    out: Path,
+    config: Config,
+    *,
+    rev: str = "HEAD",
+    force: bool = False,
+    progress: bool = True,
+    jobs: int = 1,
+    executor: ExecutorKind = "local",
+    address: str | None = None,
+    scheduler_file: str | None = None,
+    window: Window = Window(),
+    use_cache: bool = True,
+    names: list[str] | None = None,
+    judge: str | None = None,
+    judge_timeout: float = 300.0,
+    allow_missing: bool = False,
+) -> BuildResult:
     """Mine every repository and write one fixture set to ``out``.
 
     ``names`` overrides the repository names (by default each directory's name, less ``.git``).
@@ -208,10 +234,14 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
     try:
         known = _known_identities(previous)
         identities = [repo.identity(head, known.get(name)) for repo, head, name in zip(repos, heads, names)]
-        repos = [_with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
-                 for n, (repo, identity) in enumerate(zip(repos, identities))]
-        repos = [_with_promised(repo, head, scratch / str(n), allow_missing, progress)
-                 for n, (repo, head) in enumerate(zip(repos, heads))]
+        repos = [
+            _with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
+            for n, (repo, identity) in enumerate(zip(repos, identities))
+        ]
+        repos = [
+            _with_promised(repo, head, scratch / str(n), allow_missing, progress)
+            for n, (repo, head) in enumerate(zip(repos, heads))
+        ]
         run = Run(config=config, pool=pool, jobs=jobs, cache=cache, window=window, progress=progress, judge=asker)
         each = enumerate(zip(repos, names, heads, identities))
         mined = [_mine(run, repo, name, head, identity, scratch / str(n)) for n, (repo, name, head, identity) in each]
@@ -224,19 +254,21 @@ def build(paths: list[Path], out: Path, config: Config, *, rev: str = "HEAD", fo
                 cache.keep_commit_graphs(identity, Repo.overlay_graphs(repo.overlay))
         staging.write(LEDGER, dumps(ledger.model_dump(mode="json")))
         fresh = fresh_counts(config.split.cutoffs, ((e["split"], e.pop("_fresh")) for e in entries))
-        manifest = Manifest.model_validate({
-            "miner_version": __version__,
-            "config_hash": config.digest(),
-            "min_tier": config.labels.min_tier,
-            "description_mode": config.strip.description,
-            "seed": config.seed,
-            "window": window.to_json(),
-            "cutoffs": {k: v.isoformat() for k, v in sorted(config.split.cutoffs.items())},
-            "fresh": fresh,
-            "visible_key": visible_key(config),
-            "repositories": [m.report.to_json() for m in mined],
-            "fixtures": sorted(entries, key=lambda e: e["id"]),
-        })
+        manifest = Manifest.model_validate(
+            {
+                "miner_version": __version__,
+                "config_hash": config.digest(),
+                "min_tier": config.labels.min_tier,
+                "description_mode": config.strip.description,
+                "seed": config.seed,
+                "window": window.to_json(),
+                "cutoffs": {k: v.isoformat() for k, v in sorted(config.split.cutoffs.items())},
+                "fresh": fresh,
+                "visible_key": visible_key(config),
+                "repositories": [m.report.to_json() for m in mined],
+                "fixtures": sorted(entries, key=lambda e: e["id"]),
+            }
+        )
         staging.finish(manifest.json_text())
     except BaseException:
         cache.close()
@@ -274,10 +306,9 @@ def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, prog
     _LOG.info("%s: a partial clone lacking %d objects; fetching them from %r", repo.path, len(missing), repo.promisor)
     fetched = 0
     try:
-        with tqdm(total=len(missing), desc=f"{repo.path.name}: fetch", disable=not progress, unit="object",
-                  leave=False) as bar:
+        with tqdm(total=len(missing), desc=f"{repo.path.name}: fetch", disable=not progress, unit="object", leave=False) as bar:
             for start in range(0, len(missing), FETCH_BATCH):
-                batch = missing[start:start + FETCH_BATCH]
+                batch = missing[start : start + FETCH_BATCH]
                 repo.fetch_objects(batch, objects)
                 fetched += len(batch)
                 bar.update(len(batch))
@@ -286,9 +317,15 @@ def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, prog
             raise PromisorUnreachableError(
                 f"{repo.path} is a partial clone lacking {len(missing)} objects, and its remote {repo.promisor!r} "
                 f"could not give them ({exc}); run `git -C {repo.top} fetch --refetch {repo.promisor}` or mine a "
-                "full clone, or pass --allow-missing-objects to mine without them") from None
-        _LOG.warning("%s: %d of %d missing objects could not be fetched (%s); mining without them: the paths they "
-                     "belong to are left out", repo.path, len(missing) - fetched, len(missing), exc)
+                "full clone, or pass --allow-missing-objects to mine without them"
+            ) from None
+        _LOG.warning(
+            "%s: %d of %d missing objects could not be fetched (%s); mining without them: the paths they belong to are left out",
+            repo.path,
+            len(missing) - fetched,
+            len(missing),
+            exc,
+        )
     return Repo(repo.git_dir, repo.exclude, str(objects)) if fetched else repo
 
 
@@ -309,8 +346,10 @@ def _load_ledger(previous: Path | None) -> Ledger:
     try:
         return Ledger.model_validate_json((previous / LEDGER).read_text(encoding="utf-8"))
     except ValueError as exc:
-        raise MinerError(f"{previous / LEDGER} is damaged ({exc.__class__.__name__}); restore it from a backup, "
-                         "or move it away to start a new ledger") from exc
+        raise MinerError(
+            f"{previous / LEDGER} is damaged ({exc.__class__.__name__}); restore it from a backup, "
+            "or move it away to start a new ledger"
+        ) from exc
 
 
 def _walk(run: Run, repo: Repo, head: str, identity: str, dropped: Counter[str]) -> list[CommitMeta]:
@@ -340,8 +379,7 @@ def _walk(run: Run, repo: Repo, head: str, identity: str, dropped: Counter[str])
     return walked
 
 
-def _walk_once(repo: Repo, head: str, cached: list[CommitMeta], cached_heads: list[str],
-               window: Window) -> list[CommitMeta]:
+def _walk_once(repo: Repo, head: str, cached: list[CommitMeta], cached_heads: list[str], window: Window) -> list[CommitMeta]:
     if cached:
         metas = {m.sha: m for m in cached}
         metas.update((m.sha, m) for m in repo.commits(head, exclude=cached_heads))
@@ -353,8 +391,16 @@ def _walk_once(repo: Repo, head: str, cached: list[CommitMeta], cached_heads: li
     return sorted(repo.commits(head), key=lambda m: m.sha)
 
 
-def _labels(run: Run, repo: Repo, head: str, identity: str, fixes: list[FixCommit], metas: dict[str, CommitMeta],
-            report: RepoReport, scratch: Path) -> list[Label]:
+def _labels(
+    run: Run,
+    repo: Repo,
+    head: str,
+    identity: str,
+    fixes: list[FixCommit],
+    metas: dict[str, CommitMeta],
+    report: RepoReport,
+    scratch: Path,
+) -> list[Label]:
     config, pool, jobs, cache = run.config, run.pool, run.jobs, run.cache
     key = labels_key(config)
     known = cache.labels(identity, key)
@@ -385,15 +431,25 @@ def _ahead(jobs: int) -> int:
     return 2 * max(1, jobs) + 1
 
 
-def _anchor(run: Run, repo: Repo, head: str, identity: str, todo: list[FixCommit], metas: dict[str, CommitMeta],
-            report: RepoReport, where: Path) -> str | None:
+def _anchor(
+    run: Run,
+    repo: Repo,
+    head: str,
+    identity: str,
+    todo: list[FixCommit],
+    metas: dict[str, CommitMeta],
+    report: RepoReport,
+    where: Path,
+) -> str | None:
     """Blame anchors for the source files many of the fixes change (see miner.anchors), and the
     newest anchor of each such file from earlier builds, which a rebuild's few fixes start from."""
     config, pool, jobs, cache = run.config, run.pool, run.jobs, run.cache
     tips = cache.tip_anchors(identity)
     touched = Counter(f.path for m in metas.values() for f in m.files)
-    fixed = [[f.old_path or f.path for f in fix.meta.files
-              if f.removed and path_kind(f.old_path or f.path, config.paths) == "source"] for fix in todo]
+    fixed = [
+        [f.old_path or f.path for f in fix.meta.files if f.removed and path_kind(f.old_path or f.path, config.paths) == "source"]
+        for fix in todo
+    ]
     hot = anchors.hot_paths(fixed, touched, anchors.HOT_FIXES, anchors.EVERY)
     calls = ((RepoRef.of(repo), head, path, anchors.EVERY) for path in hot)
     with tqdm(total=len(hot), desc=f"{report.name}: anchors", disable=not run.progress, unit="file", leave=False) as bar:
@@ -409,8 +465,9 @@ def _anchor(run: Run, repo: Repo, head: str, identity: str, todo: list[FixCommit
     return str(where) if tips else None
 
 
-def _bug_heads(labels: list[Label], lookup: Callable[[str], CommitMeta | None], config: Config, window: Window,
-               dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
+def _bug_heads(
+    labels: list[Label], lookup: Callable[[str], CommitMeta | None], config: Config, window: Window, dropped: Counter[str]
+) -> dict[str, tuple[Defect, ...]]:
     """Introducing commit -> its defects, from every label that clears the tier bar."""
     heads: dict[str, list[Defect]] = {}
     for lab in labels:
@@ -440,15 +497,26 @@ def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Pa
     """One repository through the stages: walk, vet, blame, bug, clean; the jobs of its fixtures."""
     config, window, judge = run.config, run.window, run.judge
     head_date = repo.committer_date(head)
-    report = RepoReport(name=name, identity=identity, head=head, head_date=iso(head_date),
-                        split=repository_split(name, identity, config.split), shallow=repo.shallow)
+    report = RepoReport(
+        name=name,
+        identity=identity,
+        head=head,
+        head_date=iso(head_date),
+        split=repository_split(name, identity, config.split),
+        shallow=repo.shallow,
+    )
     _LOG.info("%s: walking history at %s", name, head[:12])
     metas = {m.sha: m for m in _walk(run, repo, head, identity, report.dropped["walk"])}
     config, report.vendored = with_vendored(config, metas.values())
     run = replace(run, config=config)
     if report.vendored:
-        _LOG.info("%s: %d vendored tree(s) found by their sync commits: %s%s", name, len(report.vendored),
-                  ", ".join(report.vendored[:5]), " ..." if len(report.vendored) > 5 else "")
+        _LOG.info(
+            "%s: %d vendored tree(s) found by their sync commits: %s%s",
+            name,
+            len(report.vendored),
+            ", ".join(report.vendored[:5]),
+            " ..." if len(report.vendored) > 5 else "",
+        )
     fixes = list(find_fixes(metas.values(), config, repo.expand, report.dropped["walk"]))
     fixes.sort(key=lambda f: f.meta.sha)
     vetted = [fix.model_copy(update={"reasons": why}) for fix, why in vet_fixes(fixes, config, report.dropped["vet"])]
@@ -463,8 +531,7 @@ def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Pa
     def lookup(sha: str) -> CommitMeta | None:
         return metas.get(sha) or repo.meta(sha)
 
-    bugs = _on_added_lines(repo, _bug_heads(labels, lookup, config, window, report.dropped["bug"]),
-                           report.dropped["bug"])
+    bugs = _on_added_lines(repo, _bug_heads(labels, lookup, config, window, report.dropped["bug"]), report.dropped["bug"])
     verdicts: dict[str, Verdict] = {}
     if judge is not None:
         bugs = _judged_bugs(run, repo, name, bugs, lookup, report.dropped["judge"])
@@ -477,21 +544,34 @@ def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Pa
     check = _clean_check(repo, head, config, fix_shas)
     if judge is not None:
         check = _judged_clean(check, repo, name, judge, verdicts, report.dropped["judge"])
-    picks = pick_clean(sorted(in_window, key=lambda m: m.sha), wanted(len(bugs), config), config,
-                       int(head_date.timestamp()), blamed, fix_shas, check,
-                       report.dropped["clean"], match=bug_strata,
-                       touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope))
+    picks = pick_clean(
+        sorted(in_window, key=lambda m: m.sha),
+        wanted(len(bugs), config),
+        config,
+        int(head_date.timestamp()),
+        blamed,
+        fix_shas,
+        check,
+        report.dropped["clean"],
+        match=bug_strata,
+        touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope),
+    )
     survival = _survival(run, repo, head, picks, metas) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
     jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]
     jobs_ += [FixtureJob("clean", p.sha, report.split, None, p.observed_days) for p in picks]
     report.sizes = {"bug": _sizes([lookup(sha) for sha in bugs]), "clean": _sizes([metas[p.sha] for p in picks])}
-    return _Mined(repo=repo, report=report, jobs=jobs_, metas=metas,
-                  clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks}, verdicts=verdicts)
+    return _Mined(
+        repo=repo,
+        report=report,
+        jobs=jobs_,
+        metas=metas,
+        clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks},
+        verdicts=verdicts,
+    )
 
 
-def _on_added_lines(repo: Repo, bugs: dict[str, tuple[Defect, ...]],
-                    dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
+def _on_added_lines(repo: Repo, bugs: dict[str, tuple[Defect, ...]], dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
     """Each defect cut to the lines the change added, as its own diff shows them (the diff a reviewer
     sees): blame may give a change a line its diff shows as context. A fixture left with no line is
     dropped (``defect_lines_not_added``)."""
@@ -513,8 +593,14 @@ def _on_added_lines(repo: Repo, bugs: dict[str, tuple[Defect, ...]],
     return kept
 
 
-def _judged_bugs(run: Run, repo: Repo, name: str, bugs: dict[str, tuple[Defect, ...]],
-                 lookup: Callable[[str], CommitMeta | None], dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
+def _judged_bugs(
+    run: Run,
+    repo: Repo,
+    name: str,
+    bugs: dict[str, tuple[Defect, ...]],
+    lookup: Callable[[str], CommitMeta | None],
+    dropped: Counter[str],
+) -> dict[str, tuple[Defect, ...]]:
     """The bug candidates the judge keeps, each defect carrying the verdict on its (change, fix) pair."""
     judge = run.judge
     assert judge is not None
@@ -526,8 +612,10 @@ def _judged_bugs(run: Run, repo: Repo, name: str, bugs: dict[str, tuple[Defect, 
     def ask(n: int) -> Verdict:
         return judge.ask(packets[n], pairs[n][1])
 
-    with ThreadPoolExecutor(max_workers=max(1, run.jobs)) as threads, \
-            tqdm(total=len(pairs), desc=f"{name}: judge", disable=not run.progress, unit="pair", leave=False) as bar:
+    with (
+        ThreadPoolExecutor(max_workers=max(1, run.jobs)) as threads,
+        tqdm(total=len(pairs), desc=f"{name}: judge", disable=not run.progress, unit="pair", leave=False) as bar,
+    ):
         found: dict[tuple[str, str], Verdict] = {}
         for pair, verdict in zip(pairs, threads.map(ask, range(len(pairs)))):
             found[pair] = verdict
@@ -544,8 +632,11 @@ def _judged_bugs(run: Run, repo: Repo, name: str, bugs: dict[str, tuple[Defect, 
             if why:
                 refused.append(why)
                 continue
-            mine += [d.model_copy(update={"evidence": d.evidence.model_copy(update={"judge": verdict})})
-                     for d in defects if d.fix == fix]
+            mine += [
+                d.model_copy(update={"evidence": d.evidence.model_copy(update={"judge": verdict})})
+                for d in defects
+                if d.fix == fix
+            ]
         if mine:
             kept[sha] = tuple(mine)
         else:
@@ -553,16 +644,31 @@ def _judged_bugs(run: Run, repo: Repo, name: str, bugs: dict[str, tuple[Defect, 
     return kept
 
 
-def _bug_packet(repo: Repo, name: str, sha: str, fix: str, defects: list[Defect],
-                lookup: Callable[[str], CommitMeta | None]) -> dict[str, object]:
+def _bug_packet(
+    repo: Repo, name: str, sha: str, fix: str, defects: list[Defect], lookup: Callable[[str], CommitMeta | None]
+) -> dict[str, object]:
     meta, fix_meta = lookup(sha), lookup(fix)
     lines: list[dict[str, object]] = []
     for d in defects:
         text = decode(repo.blob(sha, d.path) or b"")[0].split("\n")
-        lines.append({"path": d.path, "line_start": d.line_start, "line_end": d.line_end,
-                      "text": "\n".join(text[d.line_start - 1:d.line_end])})
-    return bug_packet(name, sha, meta.message if meta else "", _patch_text(repo, sha), fix,
-                      fix_meta.message if fix_meta else "", _patch_text(repo, fix), lines)
+        lines.append(
+            {
+                "path": d.path,
+                "line_start": d.line_start,
+                "line_end": d.line_end,
+                "text": "\n".join(text[d.line_start - 1 : d.line_end]),
+            }
+        )
+    return bug_packet(
+        name,
+        sha,
+        meta.message if meta else "",
+        _patch_text(repo, sha),
+        fix,
+        fix_meta.message if fix_meta else "",
+        _patch_text(repo, fix),
+        lines,
+    )
 
 
 def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
@@ -571,9 +677,16 @@ def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
 
 
-def _judged_clean(check: Callable[[CommitMeta], str | None], repo: Repo, name: str, judge: Judge,
-                  verdicts: dict[str, Verdict], dropped: Counter[str]) -> Callable[[CommitMeta], str | None]:
+def _judged_clean(
+    check: Callable[[CommitMeta], str | None],
+    repo: Repo,
+    name: str,
+    judge: Judge,
+    verdicts: dict[str, Verdict],
+    dropped: Counter[str],
+) -> Callable[[CommitMeta], str | None]:
     """The clean stage's check, then the judge's: a refused candidate gives way to the next in the sample."""
+
     def judged(meta: CommitMeta) -> str | None:
         reason = check(meta)
         if reason:
@@ -585,6 +698,7 @@ def _judged_clean(check: Callable[[CommitMeta], str | None], repo: Repo, name: s
         if why is None:
             verdicts[meta.sha] = verdict
         return why
+
     return judged
 
 
@@ -595,12 +709,17 @@ def _survival(run: Run, repo: Repo, head: str, picks: list[CleanPick], metas: di
     same path at ``head`` are left out of the share (unknown, rather than counted as gone).
     """
     config, pool, jobs = run.config, run.pool, run.jobs
-    added = {p.sha: {f.path: f.added for f in metas[p.sha].files
-                     if f.added and not f.binary and path_kind(f.path, config.paths) == "source"} for p in picks}
+    added = {
+        p.sha: {
+            f.path: f.added
+            for f in metas[p.sha].files
+            if f.added and not f.binary and path_kind(f.path, config.paths) == "source"
+        }
+        for p in picks
+    }
     paths = sorted({path for files in added.values() for path in files})
     authors: dict[str, dict[str, int] | None] = {}
-    for batch in in_order(pool, authorship_task, ((RepoRef.of(repo), head, c) for c in chunks(paths, jobs)),
-                          _ahead(jobs)):
+    for batch in in_order(pool, authorship_task, ((RepoRef.of(repo), head, c) for c in chunks(paths, jobs)), _ahead(jobs)):
         authors.update(batch)
     found: dict[str, float | None] = {}
     for sha, files in added.items():
@@ -618,8 +737,11 @@ def _sizes(metas: list[CommitMeta | None]) -> dict[str, float | int]:
     present = [m for m in metas if m is not None]
     if not present:
         return {"count": 0}
-    return {"count": len(present), "median_lines": float(statistics.median(m.changed_lines for m in present)),
-            "median_files": float(statistics.median(len(m.files) for m in present))}
+    return {
+        "count": len(present),
+        "median_lines": float(statistics.median(m.changed_lines for m in present)),
+        "median_files": float(statistics.median(len(m.files) for m in present)),
+    }
 
 
 def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) -> tuple[str, list[Any]] | None:
@@ -634,8 +756,9 @@ def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) ->
     return text, blanked
 
 
-def _write_fixtures(run: Run, mined: list[_Mined], staging: Staging, ledger: Ledger,
-                    previous: Path | None) -> tuple[list[dict[str, Any]], Ledger]:
+def _write_fixtures(
+    run: Run, mined: list[_Mined], staging: Staging, ledger: Ledger, previous: Path | None
+) -> tuple[list[dict[str, Any]], Ledger]:
     """Assign splits by family and ledger, then assemble (or reuse) and write every fixture."""
     config, pool, jobs, cache, progress = run.config, run.pool, run.jobs, run.cache, run.progress
     ids: dict[tuple[int, str], str] = {}
@@ -674,16 +797,18 @@ def _write_fixtures(run: Run, mined: list[_Mined], staging: Staging, ledger: Led
             answer = _answer(m, job, fid, splits[fid], family[fid], reuse[1], meta, config)
             entries.append(_entry(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
         # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
-        calls = ((RepoRef.of(m.repo), m.report.name, m.report.identity, chunk, config)
-                 for chunk in chunks(todo, jobs, largest=8))
-        with tqdm(total=len(todo), desc=f"{m.report.name}: write", disable=not progress, unit="fixture",
-                  leave=False) as bar:
+        calls = ((RepoRef.of(m.repo), m.report.name, m.report.identity, chunk, config) for chunk in chunks(todo, jobs, largest=8))
+        with tqdm(total=len(todo), desc=f"{m.report.name}: write", disable=not progress, unit="fixture", leave=False) as bar:
             for batch in in_order(pool, fixture_task, calls, _ahead(jobs)):
                 for fixture in batch:
                     fid = fixture.visible.id
-                    answer = fixture.answer.model_copy(update={
-                        "split": splits[fid], "family": family[fid], **_clean_fields(m, fixture.answer.head,
-                                                                                      fixture.answer.observed_days, config)})
+                    answer = fixture.answer.model_copy(
+                        update={
+                            "split": splits[fid],
+                            "family": family[fid],
+                            **_clean_fields(m, fixture.answer.head, fixture.answer.observed_days, config),
+                        }
+                    )
                     entries.append(_entry(staging, answer, fixture.visible, family[fid]))
                     bar.update(1)
     repos = {e["id"]: e["repository"] for e in entries}
@@ -710,23 +835,48 @@ def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) ->
     if observed is None:
         return {}
     picked, survival = m.clean.get(head, ("", None))
-    return {"clean_confidence": confidence(observed, survival, config), "wait_days": config.clean.wait_days, "survival": survival,
-            "stratum": picked or None, "judge": m.verdicts.get(head)}
+    return {
+        "clean_confidence": confidence(observed, survival, config),
+        "wait_days": config.clean.wait_days,
+        "survival": survival,
+        "stratum": picked or None,
+        "judge": m.verdicts.get(head),
+    }
 
 
-def _answer(m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blanked: list[Any], meta: CommitMeta,
-            config: Config) -> Answer:
-    return make_answer(fid=fid, kind=job.kind, repository=m.report.name, split=split,
-                       base=meta.parents[0] if meta.parents else None, head=job.head, committed=meta.committed,
-                       authored=meta.authored, defects=job.defects, observed_days=job.observed_days,
-                       blanked=blanked, config=config, family=family,
-                       **_clean_fields(m, job.head, job.observed_days, config))
+def _answer(
+    m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blanked: list[Any], meta: CommitMeta, config: Config
+) -> Answer:
+    return make_answer(
+        fid=fid,
+        kind=job.kind,
+        repository=m.report.name,
+        split=split,
+        base=meta.parents[0] if meta.parents else None,
+        head=job.head,
+        committed=meta.committed,
+        authored=meta.authored,
+        defects=job.defects,
+        observed_days=job.observed_days,
+        blanked=blanked,
+        config=config,
+        family=family,
+        **_clean_fields(m, job.head, job.observed_days, config),
+    )
 
 
 def _entry(staging: Staging, answer: Answer, visible: Visible | str, family: str) -> dict[str, Any]:
     visible_file, answer_file = staging.add(answer, visible)
-    return {"id": answer.id, "kind": answer.kind, "split": answer.split, "repository": answer.repository,
-            "family": family, "visible": visible_file, "answer": answer_file, "_fresh": answer.fresh}
+    return {
+        "id": answer.id,
+        "kind": answer.kind,
+        "split": answer.split,
+        "repository": answer.repository,
+        "family": family,
+        "visible": visible_file,
+        "answer": answer_file,
+        "_fresh": answer.fresh,
+    }
 
 
 def summary_table(result: BuildResult, config: Config | None = None) -> str:
@@ -743,22 +893,29 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
             lines.append(f"  {r.name} labels by tier: " + ", ".join(f"{k}={v}" for k, v in sorted(r.labels.items())))
         if r.sizes.get("bug", {}).get("count") and r.sizes.get("clean", {}).get("count"):
             b, c = r.sizes["bug"], r.sizes["clean"]
-            lines.append(f"  {r.name} change size, median lines/files: bug {b['median_lines']}/{b['median_files']}, "
-                         f"clean {c['median_lines']}/{c['median_files']}")
+            lines.append(
+                f"  {r.name} change size, median lines/files: bug {b['median_lines']}/{b['median_files']}, "
+                f"clean {c['median_lines']}/{c['median_files']}"
+            )
         if r.reused_labels:
             lines.append(f"  {r.name}: {r.reused_labels} fixes' labels reused from the cache")
     for r in result.reports:
         if r.shallow:
-            lines.append(f"note: {r.name} is a shallow clone: blame stops at its oldest commits and drops what it "
-                         "finds there (initial_import); run `git fetch --unshallow` in it to mine the whole history")
+            lines.append(
+                f"note: {r.name} is a shallow clone: blame stops at its oldest commits and drops what it "
+                "finds there (initial_import); run `git fetch --unshallow` in it to mine the whole history"
+            )
     failed = sum(r.dropped["judge"].get("judge_failed", 0) for r in result.reports)
     if failed:
-        lines.append(f"note: the judge failed on {failed} candidates (an error, a timeout or an unreadable answer); "
-                     "they were kept as if there were no judge, and their answers say so")
+        lines.append(
+            f"note: the judge failed on {failed} candidates (an error, a timeout or an unreadable answer); "
+            "they were kept as if there were no judge, and their answers say so"
+        )
     if result.young_clean_left_out and config is not None:
-        lines.append(f"note: {result.young_clean_left_out} clean candidates were observed for less than "
-                     f"{config.clean.wait_days} days and were left out; set clean.admit_young: true to keep them "
-                     "with clean_confidence low, or lower clean.wait_days")
+        lines.append(
+            f"note: {result.young_clean_left_out} clean candidates were observed for less than "
+            f"{config.clean.wait_days} days and were left out; set clean.admit_young: true to keep them "
+            "with clean_confidence low, or lower clean.wait_days"
+        )
     lines.append(f"wrote {result.fixtures} fixtures to {result.out}")
     return "\n".join(lines)
-

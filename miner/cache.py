@@ -125,8 +125,11 @@ class Cache:
                     continue
                 try:
                     found[entry["fix"]] = LabelResult(
-                        fix=entry["fix"], labels=tuple(_unpack(x) for x in entry["labels"]),
-                        dropped=dict(entry["dropped"]), vetted=entry.get("vetted"))
+                        fix=entry["fix"],
+                        labels=tuple(_unpack(x) for x in entry["labels"]),
+                        dropped=dict(entry["dropped"]),
+                        vetted=entry.get("vetted"),
+                    )
                 except (KeyError, TypeError, ValidationError):
                     continue
         return found
@@ -175,8 +178,7 @@ class Cache:
         self.dir.mkdir(parents=True, exist_ok=True)
         with open(self.dir / "judge.jsonl", "w", encoding="utf-8") as handle:
             for key in sorted(verdicts):
-                handle.write(json.dumps({"key": key, "verdict": verdicts[key].model_dump(mode="json")},
-                                        sort_keys=True) + "\n")
+                handle.write(json.dumps({"key": key, "verdict": verdicts[key].model_dump(mode="json")}, sort_keys=True) + "\n")
 
     def _folder(self, identity: str) -> Path:
         folder = self.dir / identity
@@ -208,16 +210,20 @@ class Cache:
     def add_labels(self, identity: str, key: str, results: Iterable[LabelResult]) -> None:
         path = self.dir / identity / "labels.jsonl"
         for r in results:
-            entry = {"fix": r.fix, "key": key, "labels": [_pack(lab) for lab in r.labels],
-                     "dropped": dict(sorted(r.dropped.items())), **({"vetted": r.vetted} if r.vetted else {})}
+            entry = {
+                "fix": r.fix,
+                "key": key,
+                "labels": [_pack(lab) for lab in r.labels],
+                "dropped": dict(sorted(r.dropped.items())),
+                **({"vetted": r.vetted} if r.vetted else {}),
+            }
             self._append(path, json.dumps(entry, sort_keys=True))
         handle = self._open.get(path)
         if handle is not None:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def save_commits(self, identity: str, metas: Iterable[CommitMeta], heads: list[str],
-                     excluded: Iterable[str] = ()) -> None:
+    def save_commits(self, identity: str, metas: Iterable[CommitMeta], heads: list[str], excluded: Iterable[str] = ()) -> None:
         folder = self._folder(identity)
         with open(folder / "commits.jsonl", "w", encoding="utf-8") as handle:
             for meta in metas:

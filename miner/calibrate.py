@@ -46,9 +46,14 @@ class Truth:
     named: tuple[str, ...]
 
 
-def scope(meta: CommitMeta, diffs: list[FileDiff], named: Iterable[str | None],
-          lookup: Callable[[str], CommitMeta | None], is_ancestor: Callable[[str, str], bool],
-          dropped: Counter[str]) -> Truth | None:
+def scope(
+    meta: CommitMeta,
+    diffs: list[FileDiff],
+    named: Iterable[str | None],
+    lookup: Callable[[str], CommitMeta | None],
+    is_ancestor: Callable[[str, str], bool],
+    dropped: Counter[str],
+) -> Truth | None:
     """The fix as ground truth, keeping the named commits it can be scored against; None if none."""
     changed = {d.old_path for d in diffs if d.old_path is not None and d.removed}
     kept: list[str] = []
@@ -77,11 +82,11 @@ class Score:
     """Labels of some tiers against the truth."""
 
     tiers: tuple[Tier, ...]
-    fixes: int            # in-scope fixes
-    pairs: int            # in-scope (fix, named commit) pairs
-    labels: int           # labels made at these tiers
-    correct: int          # of those, naming a commit the trailer named
-    labelled_fixes: int   # fixes with at least one label at these tiers
+    fixes: int  # in-scope fixes
+    pairs: int  # in-scope (fix, named commit) pairs
+    labels: int  # labels made at these tiers
+    correct: int  # of those, naming a commit the trailer named
+    labelled_fixes: int  # fixes with at least one label at these tiers
 
     @property
     def precision(self) -> float | None:
@@ -106,9 +111,17 @@ class Score:
         def rnd(x: float | None) -> float | None:
             return None if x is None else round(x, 4)
 
-        return {"tiers": list(self.tiers), "pairs": self.pairs, "labels": self.labels, "correct": self.correct,
-                "labelled_fixes": self.labelled_fixes, "precision": rnd(self.precision),
-                "recall": rnd(self.recall), "yield": rnd(self.yield_), "f1": rnd(self.f1)}
+        return {
+            "tiers": list(self.tiers),
+            "pairs": self.pairs,
+            "labels": self.labels,
+            "correct": self.correct,
+            "labelled_fixes": self.labelled_fixes,
+            "precision": rnd(self.precision),
+            "recall": rnd(self.recall),
+            "yield": rnd(self.yield_),
+            "f1": rnd(self.f1),
+        }
 
 
 def score(truths: Mapping[str, Truth], labels: Iterable[Label], tiers: Iterable[Tier]) -> Score:
@@ -123,8 +136,14 @@ def score(truths: Mapping[str, Truth], labels: Iterable[Label], tiers: Iterable[
         made += 1
         correct += lab.intro in truth.named
         labelled.add(lab.fix)
-    return Score(tiers=wanted, fixes=len(truths), pairs=sum(len(t.named) for t in truths.values()),
-                 labels=made, correct=correct, labelled_fixes=len(labelled))
+    return Score(
+        tiers=wanted,
+        fixes=len(truths),
+        pairs=sum(len(t.named) for t in truths.values()),
+        labels=made,
+        correct=correct,
+        labelled_fixes=len(labelled),
+    )
 
 
 PRECISION_BAR = 0.90  # the precision the default output is held to
@@ -144,10 +163,10 @@ class Ceiling:
 
     fixes: int
     pairs: int
-    in_reach: int          # fixes where a named commit is among blame's candidates
-    answered_right: int    # fixes with a label (any tier) naming a commit the trailer named
-    answered_wrong: int    # fixes labelled, none of whose labels is right
-    right_pairs: int       # (fix, named commit) pairs some label names
+    in_reach: int  # fixes where a named commit is among blame's candidates
+    answered_right: int  # fixes with a label (any tier) naming a commit the trailer named
+    answered_wrong: int  # fixes labelled, none of whose labels is right
+    right_pairs: int  # (fix, named commit) pairs some label names
 
     def yield_at(self, precision: float) -> float | None:
         wrong_allowed = min(self.answered_wrong, math.floor(self.answered_right * (1 - precision) / precision + 1e-9))
@@ -166,9 +185,13 @@ class Ceiling:
         def rnd(x: float | None) -> float | None:
             return None if x is None else round(x, 4)
 
-        return {"in_reach": share(self.in_reach), "answered_right": share(self.answered_right),
-                "precision_bar": PRECISION_BAR, "yield_at_bar": rnd(self.yield_at(PRECISION_BAR)),
-                "f1_gated": rnd(self.f1_gated)}
+        return {
+            "in_reach": share(self.in_reach),
+            "answered_right": share(self.answered_right),
+            "precision_bar": PRECISION_BAR,
+            "yield_at_bar": rnd(self.yield_at(PRECISION_BAR)),
+            "f1_gated": rnd(self.f1_gated),
+        }
 
 
 def ceiling(truths: Mapping[str, Truth], labels: Iterable[Label]) -> Ceiling:
@@ -191,8 +214,14 @@ def ceiling(truths: Mapping[str, Truth], labels: Iterable[Label]) -> Ceiling:
         if lab.intro in truth.named:
             right.add(lab.fix)
             right_pairs.add((lab.fix, lab.intro))
-    return Ceiling(fixes=len(truths), pairs=sum(len(t.named) for t in truths.values()), in_reach=len(reach),
-                   answered_right=len(right), answered_wrong=len(labelled - right), right_pairs=len(right_pairs))
+    return Ceiling(
+        fixes=len(truths),
+        pairs=sum(len(t.named) for t in truths.values()),
+        in_reach=len(reach),
+        answered_right=len(right),
+        answered_wrong=len(labelled - right),
+        right_pairs=len(right_pairs),
+    )
 
 
 @dataclass
@@ -212,9 +241,14 @@ class Calibration:
         if self.baseline is None:
             return None
         pairs = [(fix, sha) for fix, shas in self.baseline.items() if fix in self.truths for sha in sorted(shas)]
-        return Score(tiers=(), fixes=len(self.truths), pairs=sum(len(t.named) for t in self.truths.values()),
-                     labels=len(pairs), correct=sum(sha in self.truths[fix].named for fix, sha in pairs),
-                     labelled_fixes=len({fix for fix, _ in pairs}))
+        return Score(
+            tiers=(),
+            fixes=len(self.truths),
+            pairs=sum(len(t.named) for t in self.truths.values()),
+            labels=len(pairs),
+            correct=sum(sha in self.truths[fix].named for fix, sha in pairs),
+            labelled_fixes=len({fix for fix, _ in pairs}),
+        )
 
     def tier(self, tier: Tier) -> Score:
         return score(self.truths, self.labels, (tier,))
@@ -235,10 +269,15 @@ class Calibration:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "repository": self.repository, "head": self.head, "min_tier": self.min_tier,
-            "in_scope": {"trailer_fixes": self.trailer_fixes, "fixes": len(self.truths),
-                         "pairs": sum(len(t.named) for t in self.truths.values()),
-                         "out_of_scope": dict(sorted(self.out_of_scope.items()))},
+            "repository": self.repository,
+            "head": self.head,
+            "min_tier": self.min_tier,
+            "in_scope": {
+                "trailer_fixes": self.trailer_fixes,
+                "fixes": len(self.truths),
+                "pairs": sum(len(t.named) for t in self.truths.values()),
+                "out_of_scope": dict(sorted(self.out_of_scope.items())),
+            },
             "default": self.default.to_json(),
             "tiers": {t: self.tier(t).to_json() for t in TIERS},
             "cumulative": {t: self.upto(t).to_json() for t in TIERS},
@@ -257,8 +296,9 @@ def trailer_fixes(repo: Repo, rev: str, config: Config, metas: dict[str, CommitM
             yield meta
 
 
-def collect(repo: Repo, head: str, config: Config, out_of_scope: Counter[str],
-            progress: bool = False) -> tuple[dict[str, CommitMeta], dict[str, Truth], dict[str, list[FileDiff]]]:
+def collect(
+    repo: Repo, head: str, config: Config, out_of_scope: Counter[str], progress: bool = False
+) -> tuple[dict[str, CommitMeta], dict[str, Truth], dict[str, list[FileDiff]]]:
     """Every commit's metadata, the in-scope truth, and the diffs of the in-scope fixes."""
     metas: dict[str, CommitMeta] = {}
     try:
@@ -274,8 +314,9 @@ def collect(repo: Repo, head: str, config: Config, out_of_scope: Counter[str],
     truths: dict[str, Truth] = {}
     diffs_of: dict[str, list[FileDiff]] = {}
     shas = [m.sha for m in candidates]
-    for sha, diffs in tqdm(repo.diffs(shas), total=len(shas), desc="calibrate: scope", unit="fix",
-                           disable=not progress, leave=False):
+    for sha, diffs in tqdm(
+        repo.diffs(shas), total=len(shas), desc="calibrate: scope", unit="fix", disable=not progress, leave=False
+    ):
         meta = metas[sha]
         named = [repo.expand(p) for p in trailer_shas(meta.message, config.fixes)]
         truth = scope(meta, diffs, named, metas.get, repo.is_ancestor, out_of_scope)
@@ -287,16 +328,22 @@ def collect(repo: Repo, head: str, config: Config, out_of_scope: Counter[str],
     return metas, truths, diffs_of
 
 
-def blind_fixes(truths: Mapping[str, Truth], metas: Mapping[str, CommitMeta], config: Config,
-                expand: Callable[[str], str | None], dropped: Counter[str]) -> list[FixCommit]:
+def blind_fixes(
+    truths: Mapping[str, Truth],
+    metas: Mapping[str, CommitMeta],
+    config: Config,
+    expand: Callable[[str], str | None],
+    dropped: Counter[str],
+) -> list[FixCommit]:
     """The in-scope fixes as the labeller's walk would see them with trailers hidden."""
     blind = config.with_overrides(labels={"blame_only": True})
     ordered = [metas[sha] for sha in truths]
     return list(find_fixes(ordered, blind, expand, dropped))
 
 
-def _vetted(fixes: list[FixCommit], diffs_of: Mapping[str, list[FileDiff]], repo: Repo, config: Config,
-            dropped: Counter[str]) -> Iterator[tuple[FixCommit, list[FileDiff]]]:
+def _vetted(
+    fixes: list[FixCommit], diffs_of: Mapping[str, list[FileDiff]], repo: Repo, config: Config, dropped: Counter[str]
+) -> Iterator[tuple[FixCommit, list[FileDiff]]]:
     """The fixes whose diffs may change behaviour, as the build's labelling sees them (miner.vet)."""
     for fix in fixes:
         vetted, refused = vet_fix(fix, diffs_of[fix.meta.sha], repo.blob, config)
@@ -306,8 +353,16 @@ def _vetted(fixes: list[FixCommit], diffs_of: Mapping[str, list[FileDiff]], repo
         yield vetted, diffs_of[fix.meta.sha]
 
 
-def calibrate(repo: Repo, name: str, config: Config, *, rev: str = "HEAD", min_fixes: int = MIN_IN_SCOPE,
-              progress: bool = False, baseline: Literal["pydriller"] | None = None) -> Calibration:
+def calibrate(
+    repo: Repo,
+    name: str,
+    config: Config,
+    *,
+    rev: str = "HEAD",
+    min_fixes: int = MIN_IN_SCOPE,
+    progress: bool = False,
+    baseline: Literal["pydriller"] | None = None,
+) -> Calibration:
     """Run the labeller blind to trailers on the in-scope trailer fixes of ``repo`` and keep its labels;
     with ``baseline``, PyDriller's SZZ labels the same fixes, to be scored beside them."""
     head = repo.resolve(rev)
@@ -317,17 +372,36 @@ def calibrate(repo: Repo, name: str, config: Config, *, rev: str = "HEAD", min_f
     if len(truths) < min_fixes:
         raise TooFewTrailersError(
             f"{name} has {len(truths)} in-scope trailer fixes (of {trailer_count} with a Fixes:-style trailer); "
-            f"calibration needs at least {min_fixes}: pick a repository whose fixes name the commit they repair")
+            f"calibration needs at least {min_fixes}: pick a repository whose fixes name the commit they repair"
+        )
     dropped: Counter[str] = Counter()
     blind = config.with_overrides(labels={"blame_only": True})
-    fixes = [f.model_copy(update={"reasons": why})
-             for f, why in vet_fixes(blind_fixes(truths, metas, config, repo.expand, dropped), blind, dropped)]
+    fixes = [
+        f.model_copy(update={"reasons": why})
+        for f, why in vet_fixes(blind_fixes(truths, metas, config, repo.expand, dropped), blind, dropped)
+    ]
     pairs = _vetted(fixes, diffs_of, repo, blind, dropped)
-    labels = list(label_fixes(tqdm(pairs, total=len(fixes), desc="calibrate: blame", unit="fix",
-                                   disable=not progress, leave=False), repo, metas.get, blind, dropped))
+    labels = list(
+        label_fixes(
+            tqdm(pairs, total=len(fixes), desc="calibrate: blame", unit="fix", disable=not progress, leave=False),
+            repo,
+            metas.get,
+            blind,
+            dropped,
+        )
+    )
     named = pydriller_szz(repo.git_dir, sorted(truths)) if baseline == "pydriller" else None
-    return Calibration(repository=name, head=head, min_tier=config.labels.min_tier, trailer_fixes=trailer_count,
-                       truths=truths, labels=labels, out_of_scope=out_of_scope, dropped=dropped, baseline=named)
+    return Calibration(
+        repository=name,
+        head=head,
+        min_tier=config.labels.min_tier,
+        trailer_fixes=trailer_count,
+        truths=truths,
+        labels=labels,
+        out_of_scope=out_of_scope,
+        dropped=dropped,
+        baseline=named,
+    )
 
 
 def _fmt(x: float | None) -> str:
@@ -337,14 +411,17 @@ def _fmt(x: float | None) -> str:
 def table(cal: Calibration) -> str:
     """The calibration report for a person: per tier, cumulative, and the default output."""
     pairs = sum(len(t.named) for t in cal.truths.values())
-    lines = [f"{cal.repository} at {cal.head[:12]}: {len(cal.truths)} in-scope trailer fixes "
-             f"({pairs} pairs) of {cal.trailer_fixes} with a trailer; labeller blind to trailers",
-             f"{'tiers':<34} {'pairs':>6} {'labels':>7} {'right':>6} {'precision':>10} {'recall':>7} "
-             f"{'yield':>6} {'F1':>6}"]
+    lines = [
+        f"{cal.repository} at {cal.head[:12]}: {len(cal.truths)} in-scope trailer fixes "
+        f"({pairs} pairs) of {cal.trailer_fixes} with a trailer; labeller blind to trailers",
+        f"{'tiers':<34} {'pairs':>6} {'labels':>7} {'right':>6} {'precision':>10} {'recall':>7} {'yield':>6} {'F1':>6}",
+    ]
 
     def row(title: str, s: Score) -> str:
-        return (f"{title:<34} {s.pairs:>6} {s.labels:>7} {s.correct:>6} {_fmt(s.precision):>10} "
-                f"{_fmt(s.recall):>7} {_fmt(s.yield_):>6} {_fmt(s.f1):>6}")
+        return (
+            f"{title:<34} {s.pairs:>6} {s.labels:>7} {s.correct:>6} {_fmt(s.precision):>10} "
+            f"{_fmt(s.recall):>7} {_fmt(s.yield_):>6} {_fmt(s.f1):>6}"
+        )
 
     for t in TIERS:
         lines.append(row(f"tier {t}", cal.tier(t)))
@@ -357,11 +434,15 @@ def table(cal: Calibration) -> str:
     if base is not None:
         lines.append(row("PyDriller SZZ (baseline)", base))
     c = cal.ceiling()
-    lines.append(f"ceiling: blame reached a named commit for {c.in_reach} of {c.fixes} fixes "
-                 f"({_fmt(_ratio(c.in_reach, c.fixes))}); some tier's answer is right for {c.answered_right} "
-                 f"({_fmt(_ratio(c.answered_right, c.fixes))})")
-    lines.append(f"  a gate that knew which answers are right: yield {_fmt(c.yield_at(PRECISION_BAR))} at precision "
-                 f"{PRECISION_BAR:.2f}, F1 {_fmt(c.f1_gated)}")
+    lines.append(
+        f"ceiling: blame reached a named commit for {c.in_reach} of {c.fixes} fixes "
+        f"({_fmt(_ratio(c.in_reach, c.fixes))}); some tier's answer is right for {c.answered_right} "
+        f"({_fmt(_ratio(c.answered_right, c.fixes))})"
+    )
+    lines.append(
+        f"  a gate that knew which answers are right: yield {_fmt(c.yield_at(PRECISION_BAR))} at precision "
+        f"{PRECISION_BAR:.2f}, F1 {_fmt(c.f1_gated)}"
+    )
     if cal.out_of_scope:
         lines.append("out of scope: " + ", ".join(f"{k}={v}" for k, v in sorted(cal.out_of_scope.items())))
     if cal.dropped:

@@ -42,9 +42,14 @@ def _matches(path: str, patterns: list[str]) -> bool:
 
 
 # Checked in this order: vendored and generated win over tests and docs.
-_KINDS: tuple[tuple[PathKind, str], ...] = (("vendored", "vendored"), ("generated", "generated"),
-                                          ("lockfile", "lockfiles"), ("config", "config"),
-                                          ("tests", "tests"), ("docs", "docs"))
+_KINDS: tuple[tuple[PathKind, str], ...] = (
+    ("vendored", "vendored"),
+    ("generated", "generated"),
+    ("lockfile", "lockfiles"),
+    ("config", "config"),
+    ("tests", "tests"),
+    ("docs", "docs"),
+)
 
 
 def path_kind(path: str, paths: PathsConfig) -> PathKind:
@@ -62,8 +67,7 @@ def has_generated_marker(head: bytes, paths: PathsConfig) -> bool:
 
 
 def is_bot(meta: CommitMeta, config: Config) -> bool:
-    return any(re.search(p, meta.author_name, re.I) or re.search(p, meta.author_email, re.I)
-               for p in config.bots.patterns)
+    return any(re.search(p, meta.author_name, re.I) or re.search(p, meta.author_email, re.I) for p in config.bots.patterns)
 
 
 @lru_cache(maxsize=8)
@@ -166,9 +170,12 @@ def vendored_trees(metas: Iterable[CommitMeta], paths: PathsConfig) -> list[str]
         local.update(t for t in under & syncs.keys() if m.sha not in syncs[t])
     found = {tree for tree, shas in syncs.items() if local[tree] <= sync.max_local_per_sync * len(shas)}
     single = {f.path for m in metas for f in m.files if f.path in found}  # trees that are one file
-    return [re.sub(r"([*?[])", r"[\1]", tree) + ("" if tree in single else "/**")
-            for tree in sorted(found) if not any(_under(tree, other) for other in found - {tree})
-            and path_kind(tree if tree in single else tree + "/x", paths) != "vendored"]  # not already vendored
+    return [
+        re.sub(r"([*?[])", r"[\1]", tree) + ("" if tree in single else "/**")
+        for tree in sorted(found)
+        if not any(_under(tree, other) for other in found - {tree})
+        and path_kind(tree if tree in single else tree + "/x", paths) != "vendored"
+    ]  # not already vendored
 
 
 _OWN_VERSION = re.compile(r"\bversion\b")  # "bump version to 0.9": the project's own release

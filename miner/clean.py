@@ -60,8 +60,9 @@ class FixTouches:
         return False
 
 
-def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[str],
-                  fixes: set[str], touches: FixTouches | None = None) -> str | None:
+def why_not_clean(
+    meta: CommitMeta, config: Config, mined_at: int, blamed: set[str], fixes: set[str], touches: FixTouches | None = None
+) -> str | None:
     """The first reason a commit cannot be a clean fixture, or None. Cheap checks only."""
     if not meta.parents:
         return "initial_import"
@@ -87,8 +88,11 @@ def why_not_clean(meta: CommitMeta, config: Config, mined_at: int, blamed: set[s
         return "non_utf8_path"
     if (mined_at - meta.committer_time) < config.clean.wait_days * 86400 and not config.clean.admit_young:
         return "too_young"
-    if touches is not None and config.clean.fix_window_days and touches.soon_after(
-            meta, source_paths(meta, config), config.clean.fix_window_days):
+    if (
+        touches is not None
+        and config.clean.fix_window_days
+        and touches.soon_after(meta, source_paths(meta, config), config.clean.fix_window_days)
+    ):
         return "fix_followed_nearby"
     return None
 
@@ -120,8 +124,9 @@ _VERSION = re.compile(r"version|\b\d+\.\d+(\.\d+)+\b", re.I)
 _NUMBERS = re.compile(r"\b[0-9a-f]{7,}\b|\d+")  # numbers, and hashes as a release's checksums hold them
 
 
-def unreviewable(diffs: list[FileDiff], sides: Sides, config: Config,
-                 still_used: Callable[[set[str]], bool] = lambda names: True) -> str | None:
+def unreviewable(
+    diffs: list[FileDiff], sides: Sides, config: Config, still_used: Callable[[set[str]], bool] = lambda names: True
+) -> str | None:
     """Why a change, read whole, gives a reviewer nothing to review, or None: its source files are
     only submodules, or changed only in layout, comments, type annotations or message text (the
     lexer, or Python's syntax tree, decides), or by renaming a name everywhere it occurs (``still_used``
@@ -135,8 +140,9 @@ def unreviewable(diffs: list[FileDiff], sides: Sides, config: Config,
     how = neutral(real, sides, config)
     if how:
         return f"{how}_only"
-    changed = [d for d in diffs if not d.binary and not d.link
-               and path_kind(d.new_path or d.old_path or "", config.paths) != "docs"]
+    changed = [
+        d for d in diffs if not d.binary and not d.link and path_kind(d.new_path or d.old_path or "", config.paths) != "docs"
+    ]
     removed = sorted(_NUMBERS.sub("0", t) for d in changed for _, t in d.removed if t.strip())
     added = sorted(_NUMBERS.sub("0", t) for d in changed for _, t in d.added if t.strip())
     lines = [t for d in changed for _, t in (*d.added, *d.removed) if t.strip()]
@@ -173,9 +179,13 @@ def _renamed(path: str, before: bytes | None, after: bytes | None) -> set[str] |
         return None
     pairs = {(a, b) for a, b in zip(old, new) if a != b}
     names = dict(pairs)
-    if (len(pairs) <= 2 and len(names) == len(pairs) and len(set(names.values())) == len(pairs)
-            and all(_WORD.fullmatch(a) and _WORD.fullmatch(b) for a, b in pairs)
-            and not set(names) & set(new)):
+    if (
+        len(pairs) <= 2
+        and len(names) == len(pairs)
+        and len(set(names.values())) == len(pairs)
+        and all(_WORD.fullmatch(a) and _WORD.fullmatch(b) for a, b in pairs)
+        and not set(names) & set(new)
+    ):
         return set(names)
     return None
 
@@ -201,8 +211,9 @@ def reads_as_correction(meta: CommitMeta, config: Config, fixes: set[str]) -> bo
     return any(re.search(p, meta.message, re.I) for p in config.clean.corrections)
 
 
-def corrected_by(meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config,
-                 fixes: set[str]) -> str | None:
+def corrected_by(
+    meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config, fixes: set[str]
+) -> str | None:
     """The first later commit, within the waiting window, that reads as a correction and rewrote
     or removed a line this change added, in any kind of file (code, tests, examples, CI, scripts);
     None when there is none. Blame at that commit's parent says whose lines it changed."""
@@ -210,8 +221,11 @@ def corrected_by(meta: CommitMeta, diffs: list[FileDiff], history: Later, head: 
     if not paths or not meta.parents:
         return None
     until = meta.committer_time + config.clean.wait_days * 86400
-    later = {m.sha: m for m in history.later_commits(meta.sha, head, paths, until)
-             if reads_as_correction(m, config, fixes) and m.parents}
+    later = {
+        m.sha: m
+        for m in history.later_commits(meta.sha, head, paths, until)
+        if reads_as_correction(m, config, fixes) and m.parents
+    }
     for sha, found in history.diffs(sorted(later, key=lambda s: (later[s].committer_time, s))):
         for diff in found:
             if diff.old_path is None or diff.binary or diff.link or not diff.removed:
@@ -253,10 +267,18 @@ def allocate(targets: Counter[Stratum], count: int) -> dict[Stratum, int]:
     return quotas
 
 
-def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_at: int,
-               blamed: set[str], fixes: set[str], check: Callable[[CommitMeta], str | None],
-               dropped: Counter[str], match: Iterable[Stratum] = (),
-               touches: FixTouches | None = None) -> list[CleanPick]:
+def pick_clean(
+    commits: Iterable[CommitMeta],
+    count: int,
+    config: Config,
+    mined_at: int,
+    blamed: set[str],
+    fixes: set[str],
+    check: Callable[[CommitMeta], str | None],
+    dropped: Counter[str],
+    match: Iterable[Stratum] = (),
+    touches: FixTouches | None = None,
+) -> list[CleanPick]:
     """A seeded sample of ``count`` clean commits; counts every refused candidate by reason.
 
     With ``match`` (the strata of the repository's bug fixtures) the sample is stratified:
@@ -289,8 +311,11 @@ def pick_clean(commits: Iterable[CommitMeta], count: int, config: Config, mined_
             dropped[reason] += 1
         else:
             taken.add(meta.sha)
-            picks.append(CleanPick(sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400,
-                                   stratum="/".join(stratum(meta, config))))
+            picks.append(
+                CleanPick(
+                    sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400, stratum="/".join(stratum(meta, config))
+                )
+            )
             return True
         refused.add(meta.sha)
         return False

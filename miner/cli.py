@@ -12,7 +12,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
@@ -23,6 +23,9 @@ from miner.errors import INTERRUPTED, MinerError
 from miner.explain import explain
 
 F = TypeVar("F", bound=Callable[..., Any])
+if TYPE_CHECKING:
+    from miner.export import Format
+
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
@@ -71,8 +74,12 @@ class _Group(click.Group):
 
 
 def config_option(func: F) -> F:
-    return click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
-                        help="YAML file overriding miner's defaults (see README, Configuration).")(func)
+    return click.option(
+        "--config",
+        "config_path",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="YAML file overriding miner's defaults (see README, Configuration).",
+    )(func)
 
 
 @click.group(cls=_Group, context_settings=CONTEXT)
@@ -114,43 +121,97 @@ def split_named(specs: tuple[str, ...]) -> tuple[list[Path], list[str]]:
 
 @main.command("build", context_settings=CONTEXT)
 @click.argument("repos", nargs=-1, required=True)
-@click.option("--out", type=click.Path(path_type=Path), default=Path("fixtures_out"), show_default=True,
-              help="Output directory; must be new or empty unless --force.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("fixtures_out"),
+    show_default=True,
+    help="Output directory; must be new or empty unless --force.",
+)
 @click.option("--rev", default="HEAD", show_default=True, help="Revision to mine in every repository.")
-@click.option("--force", is_flag=True,
-              help="Replace an existing miner output at --out, reusing its cache and keeping its split ledger.")
+@click.option(
+    "--force", is_flag=True, help="Replace an existing miner output at --out, reusing its cache and keeping its split ledger."
+)
 @click.option("--no-cache", is_flag=True, help="Mine everything again instead of reusing an earlier build's cache.")
 @click.option("--since", help="Only changes that landed on or after this date (ISO 8601, UTC) become fixtures.")
 @click.option("--until", help="Only changes that landed on or before this date become fixtures.")
-@click.option("--min-tier", type=click.Choice(TIERS), default=None,
-              help="Weakest evidence tier kept (default from config: blame).")
-@click.option("--description", type=click.Choice(["original", "title", "none"]), default=None,
-              help="What the reviewer sees of the commit message (default: original, sanitized).")
+@click.option(
+    "--min-tier", type=click.Choice(TIERS), default=None, help="Weakest evidence tier kept (default from config: blame)."
+)
+@click.option(
+    "--description",
+    type=click.Choice(["original", "title", "none"]),
+    default=None,
+    help="What the reviewer sees of the commit message (default: original, sanitized).",
+)
 @click.option("--seed", type=int, default=None, help="Seed for the clean sample.")
-@click.option("--blame-only", is_flag=True,
-              help="Ignore trailers and reverts; label by blame alone (to score blame against them).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: the machine's cores). Output is the same for every value.")
-@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="Where tasks run: local processes, or an existing Dask cluster (pip install 'miner[dask]').")
+@click.option(
+    "--blame-only", is_flag=True, help="Ignore trailers and reverts; label by blame alone (to score blame against them)."
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: the machine's cores). Output is the same for every value.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="Where tasks run: local processes, or an existing Dask cluster (pip install 'miner[dask]').",
+)
 @click.option("--address", help="Dask scheduler address, e.g. tcp://scheduler:8786 (with --executor dask).")
-@click.option("--scheduler-file", type=click.Path(path_type=Path, dir_okay=False),
-              help="Dask scheduler file (with --executor dask).")
-@click.option("--judge", "judge_cmd", metavar="CMD",
-              help="Ask CMD about every candidate: a JSON packet on stdin, the rubric's answers as JSON on stdout.")
-@click.option("--judge-timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
-              help="Seconds a --judge call may take before it counts as failed.")
-@click.option("--allow-missing-objects", "allow_missing", is_flag=True,
-              help="A partial clone whose remote cannot give what it lacks: mine without those objects "
-                   "(the paths they belong to are left out and counted) instead of stopping.")
+@click.option(
+    "--scheduler-file", type=click.Path(path_type=Path, dir_okay=False), help="Dask scheduler file (with --executor dask)."
+)
+@click.option(
+    "--judge",
+    "judge_cmd",
+    metavar="CMD",
+    help="Ask CMD about every candidate: a JSON packet on stdin, the rubric's answers as JSON on stdout.",
+)
+@click.option(
+    "--judge-timeout",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="Seconds a --judge call may take before it counts as failed.",
+)
+@click.option(
+    "--allow-missing-objects",
+    "allow_missing",
+    is_flag=True,
+    help="A partial clone whose remote cannot give what it lacks: mine without those objects "
+    "(the paths they belong to are left out and counted) instead of stopping.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @config_option
-def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache: bool, since: str | None,
-              until: str | None, min_tier: str | None, description: str | None, seed: int | None,
-              blame_only: bool, jobs: int | None, executor: str, address: str | None,
-              scheduler_file: Path | None, judge_cmd: str | None, judge_timeout: float, allow_missing: bool,
-              as_json: bool, quiet: bool, config_path: Path | None) -> None:
+def build_cmd(
+    repos: tuple[str, ...],
+    out: Path,
+    rev: str,
+    force: bool,
+    no_cache: bool,
+    since: str | None,
+    until: str | None,
+    min_tier: str | None,
+    description: str | None,
+    seed: int | None,
+    blame_only: bool,
+    jobs: int | None,
+    executor: str,
+    address: str | None,
+    scheduler_file: Path | None,
+    judge_cmd: str | None,
+    judge_timeout: float,
+    allow_missing: bool,
+    as_json: bool,
+    quiet: bool,
+    config_path: Path | None,
+) -> None:
     """Mine REPOS (each PATH, or NAME=PATH to name it) into a fixture set at --out.
 
     Example:
@@ -171,8 +232,7 @@ def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache
     config = load_config(config_path)
     overrides: dict[str, dict[str, Any]] = {}
     if min_tier or blame_only:
-        overrides["labels"] = {**({"min_tier": min_tier} if min_tier else {}),
-                               **({"blame_only": True} if blame_only else {})}
+        overrides["labels"] = {**({"min_tier": min_tier} if min_tier else {}), **({"blame_only": True} if blame_only else {})}
     if description:
         overrides["strip"] = {"description": description}
     config = config.with_overrides(**overrides)
@@ -180,14 +240,32 @@ def build_cmd(repos: tuple[str, ...], out: Path, rev: str, force: bool, no_cache
         config = config.model_copy(update={"seed": seed})
     _tell(quiet)
     paths, names = split_named(repos)
-    result = build(paths, out, config, rev=rev, force=force, progress=not quiet and sys.stderr.isatty(),
-                   jobs=jobs or default_jobs(), executor=executor,  # type: ignore[arg-type]
-                   address=address, scheduler_file=str(scheduler_file) if scheduler_file else None,
-                   window=window, use_cache=not no_cache, names=names, judge=judge_cmd, judge_timeout=judge_timeout,
-                   allow_missing=allow_missing)
+    result = build(
+        paths,
+        out,
+        config,
+        rev=rev,
+        force=force,
+        progress=not quiet and sys.stderr.isatty(),
+        jobs=jobs or default_jobs(),
+        executor=executor,  # type: ignore[arg-type]
+        address=address,
+        scheduler_file=str(scheduler_file) if scheduler_file else None,
+        window=window,
+        use_cache=not no_cache,
+        names=names,
+        judge=judge_cmd,
+        judge_timeout=judge_timeout,
+        allow_missing=allow_missing,
+    )
     if as_json:
-        click.echo(json.dumps({"out": str(result.out), "fixtures": result.fixtures,
-                               "repositories": [r.to_json() for r in result.reports]}, indent=2, sort_keys=True))
+        click.echo(
+            json.dumps(
+                {"out": str(result.out), "fixtures": result.fixtures, "repositories": [r.to_json() for r in result.reports]},
+                indent=2,
+                sort_keys=True,
+            )
+        )
     else:
         click.echo(summary_table(result, config), err=True)
 
@@ -200,8 +278,12 @@ def split_group() -> None:
 @split_group.command("refresh", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--retire-before", help="Retire held-out fixtures whose change landed before this date (UTC).")
-@click.option("--retire", "retire_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="File of exposed fixture ids, one a line, to retire.")
+@click.option(
+    "--retire",
+    "retire_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="File of exposed fixture ids, one a line, to retire.",
+)
 @click.option("--reason", required=True, help="Why the held-out set is being refreshed (kept in the ledger).")
 @click.option("--date", "when", help="Date recorded for this refresh (default: today, UTC).")
 def refresh_cmd(out: Path, retire_before: str | None, retire_file: Path | None, reason: str, when: str | None) -> None:
@@ -237,15 +319,30 @@ def explain_cmd(out: Path, fixture_id: str) -> None:
 @main.command("calibrate", context_settings=CONTEXT)
 @click.argument("repo", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--rev", default="HEAD", show_default=True, help="Revision whose history is measured.")
-@click.option("--min-fixes", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Fewest in-scope trailer fixes worth measuring.")
-@click.option("--baseline", type=click.Choice(["pydriller"]),
-              help="Also label the same fixes with PyDriller's SZZ and print its figures beside miner's.")
+@click.option(
+    "--min-fixes",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Fewest in-scope trailer fixes worth measuring.",
+)
+@click.option(
+    "--baseline",
+    type=click.Choice(["pydriller"]),
+    help="Also label the same fixes with PyDriller's SZZ and print its figures beside miner's.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @config_option
-def calibrate_cmd(repo: Path, rev: str, min_fixes: int, baseline: str | None, as_json: bool, quiet: bool,
-                  config_path: Path | None) -> None:
+def calibrate_cmd(
+    repo: Path,
+    rev: str,
+    min_fixes: int,
+    baseline: Literal["pydriller"] | None,
+    as_json: bool,
+    quiet: bool,
+    config_path: Path | None,
+) -> None:
     """Measure miner's labels on REPO's own ground truth: fixes whose trailers name the commit they repair.
 
     The labeller runs blind to the trailers; each tier's precision, recall, yield and F1 is printed.
@@ -259,8 +356,15 @@ def calibrate_cmd(repo: Path, rev: str, min_fixes: int, baseline: str | None, as
     from miner.git import Repo
 
     config = load_config(config_path)
-    result = calibrate(Repo(repo), repository_name(repo), config, rev=rev, min_fixes=min_fixes,
-                       progress=not quiet and sys.stderr.isatty(), baseline=baseline)  # type: ignore[arg-type]
+    result = calibrate(
+        Repo(repo),
+        repository_name(repo),
+        config,
+        rev=rev,
+        min_fixes=min_fixes,
+        progress=not quiet and sys.stderr.isatty(),
+        baseline=baseline,
+    )
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:
@@ -270,10 +374,16 @@ def calibrate_cmd(repo: Path, rev: str, min_fixes: int, baseline: str | None, as
 @main.command("materialize", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("fixture_id")
-@click.option("--to", "to", required=True, type=click.Path(path_type=Path),
-              help="Where to create the repository; must be new or empty.")
-@click.option("--repo", "repo", required=True, type=click.Path(path_type=Path, file_okay=False),
-              help="The repository the fixture was mined from (read only).")
+@click.option(
+    "--to", "to", required=True, type=click.Path(path_type=Path), help="Where to create the repository; must be new or empty."
+)
+@click.option(
+    "--repo",
+    "repo",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The repository the fixture was mined from (read only).",
+)
 @click.option("--squash", is_flag=True, help="One new base commit instead of the base's whole history.")
 def materialize_cmd(out: Path, fixture_id: str, to: Path, repo: Path, squash: bool) -> None:
     """Create a repository at --to for FIXTURE_ID of the build output OUT.
@@ -293,14 +403,24 @@ def materialize_cmd(out: Path, fixture_id: str, to: Path, repo: Path, squash: bo
 
 @main.command("audit", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--repo", "repos", multiple=True, type=click.Path(path_type=Path, file_okay=False),
-              help="A repository mined into OUT (repeatable); enables the SHA, contents and patch-id checks.")
-@click.option("--materialized", multiple=True, type=click.Path(path_type=Path, file_okay=False),
-              help="A repository made by `miner materialize` to check (repeatable).")
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="A repository mined into OUT (repeatable); enables the SHA, contents and patch-id checks.",
+)
+@click.option(
+    "--materialized",
+    multiple=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="A repository made by `miner materialize` to check (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object on stdout.")
 @config_option
-def audit_cmd(out: Path, repos: tuple[Path, ...], materialized: tuple[Path, ...], as_json: bool,
-              config_path: Path | None) -> None:
+def audit_cmd(
+    out: Path, repos: tuple[Path, ...], materialized: tuple[Path, ...], as_json: bool, config_path: Path | None
+) -> None:
     """Check the build output OUT for leaks and false claims; exit 1 when any check fails.
 
     Example:
@@ -317,21 +437,48 @@ def audit_cmd(out: Path, repos: tuple[Path, ...], materialized: tuple[Path, ...]
 
 @main.command("review", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--cmd", "command", required=True, metavar="CMD",
-              help="The reviewer: gets the visible JSON on stdin, prints findings as JSON on stdout.")
+@click.option(
+    "--cmd",
+    "command",
+    required=True,
+    metavar="CMD",
+    help="The reviewer: gets the visible JSON on stdin, prints findings as JSON on stdout.",
+)
 @click.option("--name", required=True, help="The reviewer's name; the run goes to OUT/runs/NAME.jsonl.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Fixtures reviewed at once.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
-              help="Seconds one review may take before it counts as an error.")
-@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Times each fixture is reviewed (the score averages them).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Fixtures reviewed at once.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="Seconds one review may take before it counts as an error.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Times each fixture is reviewed (the score averages them).",
+)
 @click.option("--split", type=click.Choice(["dev", "heldout"]), help="Review one split only.")
-@click.option("--checkout", "checkout_from", type=click.Path(path_type=Path, file_okay=False),
-              help="The mined repository: each review also gets MINER_CHECKOUT, a repository at the change.")
+@click.option(
+    "--checkout",
+    "checkout_from",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The mined repository: each review also gets MINER_CHECKOUT, a repository at the change.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def review_cmd(out: Path, command: str, name: str, jobs: int, timeout: float, repeats: int, split: str | None,
-               checkout_from: Path | None, quiet: bool) -> None:
+def review_cmd(
+    out: Path,
+    command: str,
+    name: str,
+    jobs: int,
+    timeout: float,
+    repeats: int,
+    split: str | None,
+    checkout_from: Path | None,
+    quiet: bool,
+) -> None:
     """Run a reviewer over the fixtures of OUT and keep its findings; a rerun resumes.
 
     A non-zero exit, output that does not parse, or a timeout is recorded as an error, never as a
@@ -344,16 +491,30 @@ def review_cmd(out: Path, command: str, name: str, jobs: int, timeout: float, re
     from miner.review import review
 
     _tell(quiet)
-    run = review(out, command, name, jobs=jobs, timeout=timeout, repeats=repeats, split=split,
-                 checkout_from=checkout_from, progress=not quiet and sys.stderr.isatty())
+    run = review(
+        out,
+        command,
+        name,
+        jobs=jobs,
+        timeout=timeout,
+        repeats=repeats,
+        split=split,
+        checkout_from=checkout_from,
+        progress=not quiet and sys.stderr.isatty(),
+    )
     click.echo(f"{run.path}: {run.ran} reviewed now, {run.done} kept from before, {run.errors} errors", err=True)
 
 
 @main.command("score", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--tolerance", type=click.IntRange(min=0), default=3, show_default=True,
-              help="Lines a finding may be from a defect and still match it.")
+@click.option(
+    "--tolerance",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Lines a finding may be from a defect and still match it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object on stdout.")
 def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) -> None:
     """Score reviewer runs (OUT/runs/NAME.jsonl files) against the answers of OUT, with intervals.
@@ -377,19 +538,39 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
 
 @main.command("export", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--format", "fmt", required=True, type=click.Choice(["jsonl", "inspect", "hf", "promptfoo", "bundle"]),
-              help="jsonl, inspect (Inspect samples), hf (a dataset-hub folder), promptfoo (tests and an assertion) "
-                   "or bundle (a git bundle a fixture).")
+@click.option(
+    "--format",
+    "fmt",
+    required=True,
+    type=click.Choice(["jsonl", "inspect", "hf", "promptfoo", "bundle"]),
+    help="jsonl, inspect (Inspect samples), hf (a dataset-hub folder), promptfoo (tests and an assertion) "
+    "or bundle (a git bundle a fixture).",
+)
 @click.option("--to", "to", required=True, type=click.Path(path_type=Path), help="A new or empty directory.")
 @click.option("--split", type=click.Choice(["dev", "heldout", "all"]), default="all", show_default=True)
 @click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="Only changes committed on or after DATE.")
-@click.option("--with-answers/--without-answers", "with_answers", default=None,
-              help="Put every answer in, or none; by default the answers of held-out fixtures are left out.")
-@click.option("--repo", type=click.Path(path_type=Path, file_okay=False),
-              help="The repository the fixtures were mined from (needed by --format bundle).")
+@click.option(
+    "--with-answers/--without-answers",
+    "with_answers",
+    default=None,
+    help="Put every answer in, or none; by default the answers of held-out fixtures are left out.",
+)
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The repository the fixtures were mined from (needed by --format bundle).",
+)
 @click.option("--parquet", is_flag=True, help="With --format hf: Parquet files instead of JSON Lines (needs pyarrow).")
-def export_cmd(out: Path, fmt: str, to: Path, split: str, since: dt.datetime | None, with_answers: bool | None,
-               repo: Path | None, parquet: bool) -> None:
+def export_cmd(
+    out: Path,
+    fmt: Format,
+    to: Path,
+    split: Literal["dev", "heldout", "all"],
+    since: dt.datetime | None,
+    with_answers: bool | None,
+    repo: Path | None,
+    parquet: bool,
+) -> None:
     """Export the fixtures of OUT for another tool: an eval harness, a dataset hub, a git client.
 
     Example:
@@ -398,20 +579,41 @@ def export_cmd(out: Path, fmt: str, to: Path, split: str, since: dt.datetime | N
     """
     from miner.export import export
 
-    done = export(out, fmt, to, split=split, since=since.date() if since else None,  # type: ignore[arg-type]
-                  with_answers=with_answers, repo=repo, parquet=parquet)
-    click.echo(f"exported {done.fixtures} fixtures ({done.answers} with answers) to {done.to}; canary {done.canary}",
-               err=True)
+    done = export(
+        out,
+        fmt,
+        to,
+        split=split,
+        since=since.date() if since else None,
+        with_answers=with_answers,
+        repo=repo,
+        parquet=parquet,
+    )
+    click.echo(f"exported {done.fixtures} fixtures ({done.answers} with answers) to {done.to}; canary {done.canary}", err=True)
 
 
 @main.command("report", context_settings=CONTEXT)
 @click.argument("out", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--to", "to", required=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="The HTML page to write; summary.json and CSV tables go beside it.")
-@click.option("--scores", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="The JSON of `miner score --json` (repeatable).")
-@click.option("--calibration", "calibrations", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="The JSON of `miner calibrate --json` for a mined repository (repeatable).")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The HTML page to write; summary.json and CSV tables go beside it.",
+)
+@click.option(
+    "--scores",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The JSON of `miner score --json` (repeatable).",
+)
+@click.option(
+    "--calibration",
+    "calibrations",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The JSON of `miner calibrate --json` for a mined repository (repeatable).",
+)
 def report_cmd(out: Path, to: Path, scores: tuple[Path, ...], calibrations: tuple[Path, ...]) -> None:
     """Write one self-contained HTML page that shows the fixture set OUT (and its scores).
 

@@ -60,13 +60,15 @@ class VetConfig(_Section):
     revert_not_defect: list[str]
     revert_min_words: int = Field(ge=0)
 
-    _regexes = field_validator("non_behaviour_subjects", "bug_subjects", "body_fix_statements",
-                                 "revert_not_defect")(_check_regexes)
+    _regexes = field_validator("non_behaviour_subjects", "bug_subjects", "body_fix_statements", "revert_not_defect")(
+        _check_regexes
+    )
 
 
 class VendorSyncConfig(_Section):
     """How a commit that copies in a third party's code reads: a verb first, then a version, a
     commit id or an upstream named; the tree it changes is vendored from then on."""
+
     verbs: str
     upstream: str
     max_local_per_sync: int = Field(ge=0)

@@ -51,8 +51,9 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def make_executor(kind: ExecutorKind, jobs: int, address: str | None = None,
-                  scheduler_file: str | None = None) -> tuple[Executor, Callable[[], None]]:
+def make_executor(
+    kind: ExecutorKind, jobs: int, address: str | None = None, scheduler_file: str | None = None
+) -> tuple[Executor, Callable[[], None]]:
     """An executor and the function that shuts it down."""
     if kind == "dask":
         try:
@@ -172,8 +173,7 @@ def label_task(ref: RepoRef, fixes: tuple[FixCommit, ...], config: Config) -> li
         return results
 
 
-def _label_chunk(repo: Repo, history: Repo | Anchored, fixes: tuple[FixCommit, ...],
-                 config: Config) -> list[LabelResult]:
+def _label_chunk(repo: Repo, history: Repo | Anchored, fixes: tuple[FixCommit, ...], config: Config) -> list[LabelResult]:
     by_sha = {f.meta.sha: f for f in fixes}
     results: list[LabelResult] = []
     for sha, diffs in repo.diffs(by_sha):
@@ -211,8 +211,7 @@ class FixtureJob:
     observed_days: int | None
 
 
-def fixture_task(ref: RepoRef, repository: str, identity: str, jobs: tuple[FixtureJob, ...],
-                 config: Config) -> list[Fixture]:
+def fixture_task(ref: RepoRef, repository: str, identity: str, jobs: tuple[FixtureJob, ...], config: Config) -> list[Fixture]:
     repo = ref.open()
     out: list[Fixture] = []
     for job in jobs:
@@ -227,9 +226,20 @@ def _fixture(repo: Repo, repository: str, identity: str, job: FixtureJob, config
     meta = repo.meta(job.head)
     if meta is None:
         raise MinerError(f"{repository}: commit {job.head} vanished while mining; run the build again")
-    return make_fixture(repo, repository=repository, identity=identity, kind=job.kind, head=job.head,
-                        split=job.split, defects=job.defects, observed_days=job.observed_days, config=config,
-                        message=meta.message, committed=meta.committed, authored=meta.authored)
+    return make_fixture(
+        repo,
+        repository=repository,
+        identity=identity,
+        kind=job.kind,
+        head=job.head,
+        split=job.split,
+        defects=job.defects,
+        observed_days=job.observed_days,
+        config=config,
+        message=meta.message,
+        committed=meta.committed,
+        authored=meta.authored,
+    )
 
 
 def _delay() -> None:
@@ -267,8 +277,10 @@ def in_order(pool: Executor, fn: Callable[..., T], calls: Iterable[tuple[Any, ..
             yield _result(pending.popleft(), pool)
     except (BrokenExecutor, ValueError, OSError) as exc:
         if isinstance(exc, BrokenExecutor) or _lost_a_worker(pool):
-            raise WorkerLostError("a worker process of the build died (killed, or out of memory); what was mined "
-                                  "so far is kept: run the same command again to resume") from None
+            raise WorkerLostError(
+                "a worker process of the build died (killed, or out of memory); what was mined "
+                "so far is kept: run the same command again to resume"
+            ) from None
         raise
 
 
@@ -294,4 +306,4 @@ def chunks(items: list[T], jobs: int, smallest: int = 4, largest: int = 64) -> l
     if not items:
         return []
     size = max(smallest, min(largest, -(-len(items) // max(1, jobs * 4))))
-    return [tuple(items[i:i + size]) for i in range(0, len(items), size)]
+    return [tuple(items[i : i + size]) for i in range(0, len(items), size)]

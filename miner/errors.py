@@ -3,7 +3,6 @@
 The message names the cause and the fix; the CLI prints it on one line and exits 2.
 """
 
-
 INTERRUPTED = "interrupted: nothing was written to the output directory; run the same command again to resume"
 
 

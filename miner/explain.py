@@ -48,11 +48,15 @@ def explain(out: Path, fixture_id: str) -> str:
             here = " <- this change" if cand["sha"] == answer["head"] else ""
             lines.append(f"    candidate {cand['sha'][:12]}: {cand['lines']} line(s){why}{here}")
         if ev["looked_through"]:
-            lines.append("  looked through (whitespace-only commits, re-lands of a reverted change): "
-                         + ", ".join(s[:12] for s in ev["looked_through"]))
+            lines.append(
+                "  looked through (whitespace-only commits, re-lands of a reverted change): "
+                + ", ".join(s[:12] for s in ev["looked_through"])
+            )
         if ev.get("reasons"):
-            lines.append(f"  tier because: {', '.join(ev['reasons'])}"
-                         + (f"; {ev['age_days']} days before the fix" if ev.get("age_days") is not None else ""))
+            lines.append(
+                f"  tier because: {', '.join(ev['reasons'])}"
+                + (f"; {ev['age_days']} days before the fix" if ev.get("age_days") is not None else "")
+            )
         if ev.get("lines_authored") is not None:
             lines.append(f"  lines this change wrote from scratch: {ev['lines_authored']}")
         if ev.get("prior"):

@@ -47,7 +47,7 @@ _CANARY_SPACE = uuid.UUID("6f1d3c1e-52a4-4e0b-9a51-8d6c2f6a2b10")
 class Exported:
     to: Path
     fixtures: int
-    answers: int   # answers written (held-out ones are left out by default)
+    answers: int  # answers written (held-out ones are left out by default)
     canary: str
 
 
@@ -59,9 +59,16 @@ def canary(fixtures: FixtureSet) -> str:
 def visible_record(fixture: Fixture, mark: str) -> dict[str, Any]:
     """What a model may see of a fixture: its change, and nothing of the answer."""
     v = fixture.visible
-    return {"id": v.id, "repository": fixture.answer.repository, "split": fixture.split, "title": v.title,
-            "description": v.description, "diff": v.diff,
-            "files": [f.model_dump(mode="json") for f in v.files], "canary": mark}
+    return {
+        "id": v.id,
+        "repository": fixture.answer.repository,
+        "split": fixture.split,
+        "title": v.title,
+        "description": v.description,
+        "diff": v.diff,
+        "files": [f.model_dump(mode="json") for f in v.files],
+        "canary": mark,
+    }
 
 
 def prompt(fixture: Fixture) -> str:
@@ -71,9 +78,17 @@ def prompt(fixture: Fixture) -> str:
     return head + "```diff\n" + v.diff.rstrip("\n") + "\n```\n"
 
 
-def export(out: Path, fmt: Format, to: Path, *, split: Literal["dev", "heldout", "all"] = "all",
-           since: dt.date | None = None, with_answers: bool | None = None, repo: Path | None = None,
-           parquet: bool = False) -> Exported:
+def export(
+    out: Path,
+    fmt: Format,
+    to: Path,
+    *,
+    split: Literal["dev", "heldout", "all"] = "all",
+    since: dt.date | None = None,
+    with_answers: bool | None = None,
+    repo: Path | None = None,
+    parquet: bool = False,
+) -> Exported:
     """Write the fixtures of ``out`` (of a split, landed on or after ``since``) to ``to`` as ``fmt``.
     ``with_answers``: None (the default) writes the answers of dev fixtures only; True all; False none."""
     if fmt not in FORMATS:
@@ -84,14 +99,17 @@ def export(out: Path, fmt: Format, to: Path, *, split: Literal["dev", "heldout",
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise MinerError('--parquet needs pyarrow: pip install pyarrow, or export JSON Lines') from None
+            raise MinerError("--parquet needs pyarrow: pip install pyarrow, or export JSON Lines") from None
     if fmt == "bundle" and repo is None:
         raise MinerError("--format bundle needs --repo, the repository the fixtures were mined from")
     if to.exists() and (not to.is_dir() or any(to.iterdir())):
         raise TargetDirError(f"--to {to} is not empty; give a new or empty directory")
     fixtures = open_output(out)
-    chosen = [f for f in fixtures if (split == "all" or f.split == split)
-              and (since is None or f.answer.head_date[:10] >= since.isoformat())]
+    chosen = [
+        f
+        for f in fixtures
+        if (split == "all" or f.split == split) and (since is None or f.answer.head_date[:10] >= since.isoformat())
+    ]
     mark = canary(fixtures)
     answered = {f.id for f in chosen if with_answers or (with_answers is None and f.split == "dev")}
     staging = Path(tempfile.mkdtemp(prefix=".miner-export-", dir=to.parent if to.parent.exists() else None))
@@ -133,13 +151,23 @@ def _jsonl(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> No
 
 def _inspect(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
     def sample(f: Fixture) -> dict[str, Any]:
-        record: dict[str, Any] = {"id": f.id, "input": prompt(f),
-                                  "metadata": {"repository": f.answer.repository, "split": f.split, "canary": mark}}
+        record: dict[str, Any] = {
+            "id": f.id,
+            "input": prompt(f),
+            "metadata": {"repository": f.answer.repository, "split": f.split, "canary": mark},
+        }
         if f.id in answered:
-            record["target"] = json.dumps({"kind": f.kind, "defects": [
-                {"path": d.path, "line_start": d.line_start, "line_end": d.line_end} for d in f.answer.defects or ()]},
-                sort_keys=True)
+            record["target"] = json.dumps(
+                {
+                    "kind": f.kind,
+                    "defects": [
+                        {"path": d.path, "line_start": d.line_start, "line_end": d.line_end} for d in f.answer.defects or ()
+                    ],
+                },
+                sort_keys=True,
+            )
         return record
+
     write_atomic(to / "samples.jsonl", _lines(sample(f) for f in chosen))
 
 
@@ -149,16 +177,21 @@ def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str, parquet:
     JSON text)."""
     for split in ("dev", "heldout"):
         mine = [f for f in chosen if f.split == split]
-        for config, records in (("visible", [visible_record(f, mark) for f in mine]),
-                                ("answers", [_answer(f, mark) for f in mine if f.id in answered])):
+        for config, records in (
+            ("visible", [visible_record(f, mark) for f in mine]),
+            ("answers", [_answer(f, mark) for f in mine if f.id in answered]),
+        ):
             if records:
                 (to / config).mkdir(exist_ok=True)
                 if parquet:
                     import pyarrow as pa
                     import pyarrow.parquet as pq
+
                     # Nested fields as JSON text: Parquet has no type for an empty mapping (fresh: {}).
-                    flat = [{k: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
-                             for k, v in r.items()} for r in records]
+                    flat = [
+                        {k: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+                        for r in records
+                    ]
                     try:
                         pq.write_table(pa.Table.from_pylist(flat), to / config / f"{split}.parquet")
                     except pa.ArrowException as exc:
@@ -205,13 +238,21 @@ tests: file://tests.jsonl
 def _promptfoo(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> None:
     def test(f: Fixture) -> dict[str, Any]:
         v = f.visible
-        record: dict[str, Any] = {"description": f.id, "vars": {"title": v.title, "description": v.description,
-                                                                 "diff": "```diff\n" + v.diff.rstrip("\n") + "\n```"},
-                                  "metadata": {"fixture_id": f.id, "split": f.split, "canary": mark}}
+        record: dict[str, Any] = {
+            "description": f.id,
+            "vars": {"title": v.title, "description": v.description, "diff": "```diff\n" + v.diff.rstrip("\n") + "\n```"},
+            "metadata": {"fixture_id": f.id, "split": f.split, "canary": mark},
+        }
         if f.id in answered:
-            record["assert"] = [{"type": "python", "value": "file://miner_assert.py", "config": {
-                "kind": f.kind, "defects": [d.model_dump(mode="json") for d in f.answer.defects or ()]}}]
+            record["assert"] = [
+                {
+                    "type": "python",
+                    "value": "file://miner_assert.py",
+                    "config": {"kind": f.kind, "defects": [d.model_dump(mode="json") for d in f.answer.defects or ()]},
+                }
+            ]
         return record
+
     write_atomic(to / "tests.jsonl", _lines(test(f) for f in chosen))
     write_atomic(to / "miner_assert.py", ASSERTION)
     write_atomic(to / "promptfooconfig.yaml", PROMPTFOO_CONFIG)
@@ -228,10 +269,10 @@ def _bundles(to: Path, out: Path, chosen: list[Fixture], repo: Path) -> None:
             for args in (["bundle", "create", "-q", str(bundle), "base", "pr"], ["bundle", "verify", "-q", str(bundle)]):
                 proc = subprocess.run(["git", "-C", str(made.path), *args], capture_output=True)
                 if proc.returncode != 0:
-                    raise MinerError(f"git {args[0]} {args[1]} failed for {f.id}: "
-                                     f"{proc.stderr.decode(errors='replace').strip()}")
-            listed = subprocess.run(["git", "bundle", "list-heads", str(bundle)], capture_output=True, text=True,
-                                    check=True).stdout.split()
+                    raise MinerError(f"git {args[0]} {args[1]} failed for {f.id}: {proc.stderr.decode(errors='replace').strip()}")
+            listed = subprocess.run(
+                ["git", "bundle", "list-heads", str(bundle)], capture_output=True, text=True, check=True
+            ).stdout.split()
             if sorted(listed[1::2]) != ["refs/heads/base", "refs/heads/pr"]:
                 raise MinerError(f"the bundle of {f.id} holds other refs ({listed[1::2]}); nothing was exported")
             shutil.rmtree(made.path)
@@ -243,16 +284,19 @@ def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, o
     if fmt == "hf":
         configs = []
         for config in ("visible", "answers"):
-            splits = [s for s in ("dev", "heldout") if any(f.split == s and (config == "visible" or f.id in answered)
-                                                           for f in chosen)]
+            splits = [
+                s for s in ("dev", "heldout") if any(f.split == s and (config == "visible" or f.id in answered) for f in chosen)
+            ]
             if splits:
                 files = "\n".join(f"  - split: {s}\n    path: {config}/{s}.{suffix}" for s in splits)
                 configs.append(f"- config_name: {config}\n  data_files:\n{files}")
         header = "---\nconfigs:\n" + "\n".join(configs) + "\nlicense: other\n---\n\n"
-    return (header + f"# Code-review fixtures exported by miner ({fmt})\n\n"
-            f"{len(chosen)} fixtures ({by_split['dev']} dev, {by_split['heldout']} held out) from `{out.name}`; "
-            f"answers for {len(answered)} of them.\n\n"
-            "Visible records hold what a reviewer may see of each change; answers are kept apart and must never "
-            "be shown to the model under evaluation. Held-out answers are left out unless the export was made "
-            "with `--with-answers`.\n\n"
-            f"Canary: `{mark}`. Do not train on this data; a model that can reproduce this string has seen it.\n")
+    return (
+        header + f"# Code-review fixtures exported by miner ({fmt})\n\n"
+        f"{len(chosen)} fixtures ({by_split['dev']} dev, {by_split['heldout']} held out) from `{out.name}`; "
+        f"answers for {len(answered)} of them.\n\n"
+        "Visible records hold what a reviewer may see of each change; answers are kept apart and must never "
+        "be shown to the model under evaluation. Held-out answers are left out unless the export was made "
+        "with `--with-answers`.\n\n"
+        f"Canary: `{mark}`. Do not train on this data; a model that can reproduce this string has seen it.\n"
+    )

@@ -61,7 +61,7 @@ def _visible_diff(patch: bytes, blanked_text: dict[str, dict[int, str]], omitted
             if line.startswith("+++ "):
                 new_path = header_path(line[4:].encode(encoding))
             elif line.startswith("rename to "):
-                new_path = line[len("rename to "):]
+                new_path = line[len("rename to ") :]
             elif line.startswith("diff --git ") and " b/" in line:
                 new_path = line.split(" b/", 1)[1]
         edits = blanked_text.get(new_path or "", {})
@@ -116,9 +116,21 @@ def added_lines(patch: bytes) -> dict[str, set[int]]:
     return added
 
 
-def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head: str, split: str,
-                 defects: tuple[Defect, ...] | None, observed_days: int | None, config: Config,
-                 message: str, committed: dt.datetime, authored: dt.datetime) -> Fixture:
+def make_fixture(
+    repo: Repo,
+    *,
+    repository: str,
+    identity: str,
+    kind: str,
+    head: str,
+    split: str,
+    defects: tuple[Defect, ...] | None,
+    observed_days: int | None,
+    config: Config,
+    message: str,
+    committed: dt.datetime,
+    authored: dt.datetime,
+) -> Fixture:
     fid = fixture_id(identity, head, config.split.salt)
     base = repo.first_parent(head)
     patch = repo.patch(base, head)
@@ -132,7 +144,7 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
     blanked: list[Blanked] = []
     blanked_text: dict[str, dict[int, str]] = {}
     omitted: set[str] = set()
-    for status, old_path, new_path in sorted(repo.changes(base, head), key=lambda c: (c[2] or c[1] or "")):
+    for status, old_path, new_path in sorted(repo.changes(base, head), key=lambda c: c[2] or c[1] or ""):
         path = new_path or old_path or ""
         reason = None
         entries = [repo.entry(sha, p) for sha, p in ((base, old_path), (head, new_path)) if sha and p]
@@ -156,9 +168,17 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
             reason = "too-large"
         if reason:
             omitted.add(path)
-            files.append(VisibleFile(path=path, old_path=old_path if status == "R" else None,
-                                     status=_STATUS.get(status, "modified"), encoding=None,
-                                     before=None, after=None, omitted=reason))
+            files.append(
+                VisibleFile(
+                    path=path,
+                    old_path=old_path if status == "R" else None,
+                    status=_STATUS.get(status, "modified"),
+                    encoding=None,
+                    before=None,
+                    after=None,
+                    omitted=reason,
+                )
+            )
             continue
         encoding = "utf-8" if all(decode(d)[1] == "utf-8" for d in datas) else "latin-1"
         before_text = before.decode(encoding) if before is not None else None
@@ -171,29 +191,74 @@ def make_fixture(repo: Repo, *, repository: str, identity: str, kind: str, head:
                 blanked += edits
                 lines = after_text.split("\n")
                 blanked_text[new_path] = {e.line: lines[e.line - 1] for e in edits}
-        files.append(VisibleFile(path=path, old_path=old_path if status == "R" else None,
-                                 status=_STATUS.get(status, "modified"), encoding=encoding,
-                                 before=before_text, after=after_text))
+        files.append(
+            VisibleFile(
+                path=path,
+                old_path=old_path if status == "R" else None,
+                status=_STATUS.get(status, "modified"),
+                encoding=encoding,
+                before=before_text,
+                after=after_text,
+            )
+        )
     if config.strip.enabled:
         fix_subjects = tuple(sorted({d.summary for d in defects or ()}))
-        title, description = sanitize_message(message, config.strip.description, config.strip, avoid=fix_subjects,
-                                              is_commit=is_commit)
+        title, description = sanitize_message(
+            message, config.strip.description, config.strip, avoid=fix_subjects, is_commit=is_commit
+        )
     else:
         title, description = raw_message(message, config.strip.description)
-    visible = Visible(id=fid, title=title, description=description,
-                      diff=_visible_diff(patch, blanked_text, omitted), files=tuple(files))
-    answer = make_answer(fid=fid, kind=kind, repository=repository, split=split, base=base, head=head,
-                         committed=committed, authored=authored, defects=defects, observed_days=observed_days,
-                         blanked=blanked, config=config)
+    visible = Visible(
+        id=fid, title=title, description=description, diff=_visible_diff(patch, blanked_text, omitted), files=tuple(files)
+    )
+    answer = make_answer(
+        fid=fid,
+        kind=kind,
+        repository=repository,
+        split=split,
+        base=base,
+        head=head,
+        committed=committed,
+        authored=authored,
+        defects=defects,
+        observed_days=observed_days,
+        blanked=blanked,
+        config=config,
+    )
     return Fixture(visible=visible, answer=answer)
 
 
-def make_answer(*, fid: str, kind: str, repository: str, split: str, base: str | None, head: str,
-                committed: dt.datetime, authored: dt.datetime, defects: tuple[Defect, ...] | None,
-                observed_days: int | None, blanked: Iterable[Blanked], config: Config, **extra: Any) -> Answer:
+def make_answer(
+    *,
+    fid: str,
+    kind: str,
+    repository: str,
+    split: str,
+    base: str | None,
+    head: str,
+    committed: dt.datetime,
+    authored: dt.datetime,
+    defects: tuple[Defect, ...] | None,
+    observed_days: int | None,
+    blanked: Iterable[Blanked],
+    config: Config,
+    **extra: Any,
+) -> Answer:
     """A fixture's answer part: what it is, where it came from, where its defects are and what was
     blanked. ``extra`` holds what only the whole build knows (family, how clean a clean one is)."""
-    return Answer(id=fid, kind=kind, repository=repository, split=split, base=base, head=head,
-                  head_date=iso(committed), author_date=iso(authored), defects=defects, observed_days=observed_days,
-                  fresh=freshness(committed, config.split), description_mode=config.strip.description,
-                  blanked=tuple(blanked), **extra)
+    return Answer(
+        id=fid,
+        kind=kind,
+        repository=repository,
+        split=split,
+        base=base,
+        head=head,
+        head_date=iso(committed),
+        author_date=iso(authored),
+        defects=defects,
+        observed_days=observed_days,
+        fresh=freshness(committed, config.split),
+        description_mode=config.strip.description,
+        blanked=tuple(blanked),
+        **extra,
+    )

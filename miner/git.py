@@ -43,12 +43,30 @@ pygit2.settings.mwindow_size = 16 * 1024 * 1024
 pygit2.settings.mwindow_mapped_limit = 64 * 1024 * 1024
 
 _GIT_CONFIG = [
-    "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
-    "-c", "log.showsignature=false", "-c", "color.ui=never", "-c", "core.pager=cat",
-    "-c", "diff.relative=false", "-c", "log.follow=false",
+    "-c",
+    "core.quotepath=false",
+    "-c",
+    "diff.noprefix=false",
+    "-c",
+    "diff.mnemonicprefix=false",
+    "-c",
+    "log.showsignature=false",
+    "-c",
+    "color.ui=never",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "diff.relative=false",
+    "-c",
+    "log.follow=false",
     # git maps pack files in windows of up to 8 GB in all and caches 96 MB of delta bases: on
     # numpy the history walk reached 360 MB, and 146 MB with these limits, in the same time.
-    "-c", "core.packedGitWindowSize=16m", "-c", "core.packedGitLimit=128m", "-c", "core.deltaBaseCacheLimit=32m",
+    "-c",
+    "core.packedGitWindowSize=16m",
+    "-c",
+    "core.packedGitLimit=128m",
+    "-c",
+    "core.deltaBaseCacheLimit=32m",
 ]
 _HEADER = "%x01%H%x02%P%x02%an%x02%ae%x02%at%x02%ct%x02%B%x03"
 _MISSING = re.compile(r"unable to read|bad object|missing blob|is corrupt|could not read|could not fetch \S+ from promisor")
@@ -67,11 +85,13 @@ def _env() -> dict[str, str]:
 def _commit_text(encoding: str | None) -> Callable[[bytes], str]:
     """How to read a commit's message and names as ``git log`` shows them: from the encoding the
     commit declares (``i18n.commitEncoding``), else UTF-8; bytes that do not fit become U+FFFD."""
+
     def text(raw: bytes) -> str:
         try:
             return raw.decode(encoding or "utf-8")
         except (LookupError, UnicodeDecodeError):
             return raw.decode("utf-8", "replace")
+
     return text
 
 
@@ -98,11 +118,11 @@ def unquote(raw: bytes) -> str:
         return raw.decode("utf-8", "surrogateescape")
     body, out, i = raw[1:-1], bytearray(), 0
     while i < len(body):
-        ch = body[i:i + 1]
+        ch = body[i : i + 1]
         if ch == b"\\" and i + 1 < len(body):
-            nxt = body[i + 1:i + 2]
+            nxt = body[i + 1 : i + 2]
             if nxt.isdigit():
-                out.append(int(body[i + 1:i + 4], 8))
+                out.append(int(body[i + 1 : i + 4], 8))
                 i += 4
                 continue
             out.append(_ESCAPES.get(nxt, nxt[0]))
@@ -146,8 +166,9 @@ class Repo:
         if path.resolve() not in (top, Path(self._repo.path).resolve()):
             # libgit2 looks upwards from a subdirectory; mining the whole repository under the
             # subdirectory's name would surprise whoever asked for the subdirectory.
-            raise NotARepositoryError(f"{path} is a directory inside the repository at {top}; miner mines whole "
-                                      f"repositories: give {top}")
+            raise NotARepositoryError(
+                f"{path} is a directory inside the repository at {top}; miner mines whole repositories: give {top}"
+            )
         if self._repo.is_empty:
             raise EmptyRepositoryError(f"{path} has no commits yet; mine it once it has history")
         self.path = path
@@ -167,8 +188,7 @@ class Repo:
             weakref.finalize(self, shutil.rmtree, overlay, True)
             self.overlay = overlay
         if overlay and Path(overlay).is_dir():
-            self._env.update({"GIT_OBJECT_DIRECTORY": overlay,
-                              "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")})
+            self._env.update({"GIT_OBJECT_DIRECTORY": overlay, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")})
             if (Path(overlay) / "pack").is_dir():
                 self._repo.odb.add_disk_alternate(overlay)  # objects fetched there, for libgit2's reads too
 
@@ -193,10 +213,14 @@ class Repo:
                     shutil.copytree(attempt, graphs)
                 except OSError:
                     continue  # an unreadable chain: write a fresh graph
-            env = {**_env(), "GIT_OBJECT_DIRECTORY": str(objects),
-                   "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
-            proc = subprocess.run(self._git("commit-graph", "write", "--reachable", "--changed-paths", "--split"),
-                                  capture_output=True, env=env)
+            env = {
+                **_env(),
+                "GIT_OBJECT_DIRECTORY": str(objects),
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects"),
+            }
+            proc = subprocess.run(
+                self._git("commit-graph", "write", "--reachable", "--changed-paths", "--split"), capture_output=True, env=env
+            )
             if proc.returncode == 0 and _has_graph(objects):
                 return str(objects)
         return None
@@ -223,16 +247,16 @@ class Repo:
         the repository indeed lacks them. Anything else, a git killed by a signal above all, is a
         failure of this run, never kept: the next run asks again."""
         if code < 0:
-            raise TransientGitError(f"git {command} was stopped by signal {-code} in {self.path}; "
-                                    "run the build again to resume")
+            raise TransientGitError(f"git {command} was stopped by signal {-code} in {self.path}; run the build again to resume")
         lines = stderr.decode("utf-8", "replace").strip().splitlines()
         last = lines[-1] if lines else "no message"
         if _MISSING.search(last):
             named = re.findall(r"\b[0-9a-f]{40}\b", "\n".join(lines))
             if named and any(not self.has_object(oid) for oid in named):
                 raise MissingObjectError(f"git {command} in {self.path}: {last}")
-            raise TransientGitError(f"git {command} failed in {self.path}: {last} (yet the repository holds what "
-                                    "it names); run the build again")
+            raise TransientGitError(
+                f"git {command} failed in {self.path}: {last} (yet the repository holds what it names); run the build again"
+            )
         raise MinerError(f"git {command} failed in {self.path}: {last}")
 
     def has_object(self, oid: str) -> bool:
@@ -259,7 +283,7 @@ class Repo:
             return str(named)
         for entry in config:
             if entry.name.startswith("remote.") and entry.name.endswith(".promisor") and entry.value == "true":
-                return entry.name[len("remote."):-len(".promisor")]
+                return entry.name[len("remote.") : -len(".promisor")]
         return None
 
     def missing_objects(self, rev: str) -> list[str]:
@@ -273,13 +297,32 @@ class Repo:
         directory of miner's own, with the repository's as an alternate. Nothing is written to the
         repository: not its objects, not its refs, not FETCH_HEAD."""
         assert self.promisor is not None
-        env = {**self._env, "GIT_OBJECT_DIRECTORY": str(objects),
-               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
-        proc = subprocess.run(self._git("-c", "fetch.negotiationAlgorithm=noop", "-c", "gc.auto=0",
-                                        "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags",
-                                        "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none",
-                                        "--stdin", self.promisor),
-                              input="\n".join(oids).encode() + b"\n", capture_output=True, env=env)
+        env = {
+            **self._env,
+            "GIT_OBJECT_DIRECTORY": str(objects),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects"),
+        }
+        proc = subprocess.run(
+            self._git(
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "-c",
+                "gc.auto=0",
+                "-c",
+                "maintenance.auto=false",
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+                self.promisor,
+            ),
+            input="\n".join(oids).encode() + b"\n",
+            capture_output=True,
+            env=env,
+        )
         if proc.returncode < 0:
             self._fail("fetch", proc.stderr, proc.returncode)
         if proc.returncode != 0:
@@ -302,8 +345,13 @@ class Repo:
 
     def _stream(self, *args: str, stdin: bytes | None = None) -> Iterator[bytes]:
         """Yield stdout in chunks; fail loudly if git fails."""
-        proc = subprocess.Popen(self._git(*args), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env)
+        proc = subprocess.Popen(
+            self._git(*args),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self._env,
+        )
         assert proc.stdout is not None
         if stdin is not None:
             assert proc.stdin is not None
@@ -330,8 +378,8 @@ class Repo:
             commit = obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
             raise UnknownRevisionError(
-                f"unknown revision {rev!r} in {self.path}; give a branch, tag or commit that exists "
-                "(see `git branch -a`)") from exc
+                f"unknown revision {rev!r} in {self.path}; give a branch, tag or commit that exists (see `git branch -a`)"
+            ) from exc
         return str(commit.id)
 
     def expand(self, prefix: str) -> str | None:
@@ -398,9 +446,22 @@ class Repo:
         than ``until`` (seconds since the epoch), oldest first."""
         if not paths:
             return []
-        args = ["log", "-z", "--no-merges", "--numstat", "-M", "--no-ext-diff", "--no-textconv", "--reverse",
-                f"--format={_HEADER}", f"--until={until}", head, f"^{sha}", "--",
-                *(f":(literal){p}" for p in paths)]
+        args = [
+            "log",
+            "-z",
+            "--no-merges",
+            "--numstat",
+            "-M",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--reverse",
+            f"--format={_HEADER}",
+            f"--until={until}",
+            head,
+            f"^{sha}",
+            "--",
+            *(f":(literal){p}" for p in paths),
+        ]
         return [_parse_commit(record) for record in self.run(*args).split(b"\x01") if record]
 
     def meta(self, sha: str) -> CommitMeta | None:
@@ -423,8 +484,9 @@ class Repo:
         except (KeyError, pygit2.GitError):
             # The diff needs a blob the repository lacks: ask git, leaving out the paths whose
             # objects are missing, as the walk does.
-            out = self.run("show", "-z", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={_HEADER}",
-                           sha, *self._pathspec())
+            out = self.run(
+                "show", "-z", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={_HEADER}", sha, *self._pathspec()
+            )
             record = out.lstrip(b"\x01")
             return _parse_commit(record) if record else None
 
@@ -450,14 +512,27 @@ class Repo:
             _, added, removed = patch.line_stats
             binary = bool(delta.is_binary)
             renamed = delta.status == pygit2.enums.DeltaStatus.RENAMED
-            files.append(FileStat(path=delta.new_file.path, old_path=delta.old_file.path if renamed else None,
-                                  added=0 if binary else added, removed=0 if binary else removed, binary=binary))
+            files.append(
+                FileStat(
+                    path=delta.new_file.path,
+                    old_path=delta.old_file.path if renamed else None,
+                    added=0 if binary else added,
+                    removed=0 if binary else removed,
+                    binary=binary,
+                )
+            )
         author = commit.author
         text = _commit_text(commit.message_encoding)
-        return CommitMeta(sha=str(commit.id), parents=tuple(str(p) for p in commit.parent_ids),
-                          author_name=text(author.raw_name), author_email=text(author.raw_email),
-                          author_time=author.time, committer_time=commit.committer.time,
-                          message=text(commit.raw_message), files=tuple(files))
+        return CommitMeta(
+            sha=str(commit.id),
+            parents=tuple(str(p) for p in commit.parent_ids),
+            author_name=text(author.raw_name),
+            author_email=text(author.raw_email),
+            author_time=author.time,
+            committer_time=commit.committer.time,
+            message=text(commit.raw_message),
+            files=tuple(files),
+        )
 
     def commit_patch_ids(self, shas: Iterable[str]) -> dict[str, str]:
         """``git patch-id --stable`` of each commit: equal for cherry-picks and backports of one change."""
@@ -469,9 +544,22 @@ class Repo:
         with tempfile.TemporaryFile() as revs:
             revs.write("\n".join(wanted).encode() + b"\n")
             revs.seek(0)
-            log = subprocess.Popen(self._git("log", "--no-walk=unsorted", "--stdin", "-p", "--no-ext-diff",
-                                             "--no-textconv", "--format=commit %H", *self._pathspec()),
-                                   stdin=revs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env)
+            log = subprocess.Popen(
+                self._git(
+                    "log",
+                    "--no-walk=unsorted",
+                    "--stdin",
+                    "-p",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--format=commit %H",
+                    *self._pathspec(),
+                ),
+                stdin=revs,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+            )
             proc = subprocess.run(["git", "patch-id", "--stable"], stdin=log.stdout, capture_output=True, env=_env())
             assert log.stdout is not None and log.stderr is not None
             log.stdout.close()
@@ -489,8 +577,20 @@ class Repo:
         wanted = list(shas)
         if not wanted:
             return
-        args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U1", "-M", "--first-parent", "-m",
-                "--no-ext-diff", "--no-textconv", "--format=%x01%H", *self._pathspec()]
+        args = [
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "-p",
+            "-U1",
+            "-M",
+            "--first-parent",
+            "-m",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--format=%x01%H",
+            *self._pathspec(),
+        ]
         lines: list[bytes] = []
         current: str | None = None
         pending = b""
@@ -515,8 +615,7 @@ class Repo:
         """Blame the given lines of ``path`` as of ``rev``."""
         return self._blame(rev, path, lines, ignore)[0]
 
-    def blame_from(self, base: str | None, rev: str, path: str,
-                   lines: Iterable[int] | None) -> tuple[list[BlameHit], set[str]]:
+    def blame_from(self, base: str | None, rev: str, path: str, lines: Iterable[int] | None) -> tuple[list[BlameHit], set[str]]:
         """Blame ``path`` at ``rev`` (the given lines, or the whole file) only as far back as ``base``
         (with None, all the way).
 
@@ -526,8 +625,9 @@ class Repo:
         """
         return self._blame(f"{base}..{rev}" if base else rev, path, lines)
 
-    def _blame(self, spec: str, path: str, lines: Iterable[int] | None,
-               ignore: Iterable[str] = ()) -> tuple[list[BlameHit], set[str]]:
+    def _blame(
+        self, spec: str, path: str, lines: Iterable[int] | None, ignore: Iterable[str] = ()
+    ) -> tuple[list[BlameHit], set[str]]:
         args = ["blame", "--porcelain"]
         for sha in sorted(set(ignore)):
             args += ["--ignore-rev", sha]
@@ -561,8 +661,9 @@ class Repo:
         commit = self._commit(sha)
         if not commit.parents or not wanted:
             return wanted
-        diff = self._repo.diff(commit.parents[0], commit, context_lines=0, interhunk_lines=0,
-                               flags=pygit2.enums.DiffOption.INDENT_HEURISTIC)
+        diff = self._repo.diff(
+            commit.parents[0], commit, context_lines=0, interhunk_lines=0, flags=pygit2.enums.DiffOption.INDENT_HEURISTIC
+        )
         if not any(d.new_file.path == path and d.status != pygit2.enums.DeltaStatus.ADDED for d in diff.deltas):
             diff.find_similar()  # the path may be a rename target: pair it with its old name
         for i, delta in enumerate(diff.deltas):
@@ -573,8 +674,7 @@ class Repo:
             patch = diff[i]
             if patch is None:
                 return set()
-            return {n for h in patch.hunks if h.old_lines == 0
-                    for n in range(h.new_start, h.new_start + h.new_lines)} & wanted
+            return {n for h in patch.hunks if h.old_lines == 0 for n in range(h.new_start, h.new_start + h.new_lines)} & wanted
         return set()
 
     def removed_lines(self, sha: str) -> dict[str, tuple[str, ...]]:
@@ -627,8 +727,7 @@ class Repo:
         before, after = self.blob(old, path), self.blob(new, path)
         if before is None or after is None:
             return {}
-        hunks = [(h.old_lines, h.new_start, h.new_lines)
-                 for h in pygit2.Patch.create_from(before, after, context_lines=0).hunks]
+        hunks = [(h.old_lines, h.new_start, h.new_lines) for h in pygit2.Patch.create_from(before, after, context_lines=0).hunks]
         found: dict[int, int] = {}
         for line in sorted(set(lines)):
             shift = 0
@@ -722,8 +821,9 @@ class Repo:
                 continue
             status = meta.split()[-1].decode()[0]
             if status in "RC":
-                out.append((status, fields[i + 1].decode("utf-8", "surrogateescape"),
-                            fields[i + 2].decode("utf-8", "surrogateescape")))
+                out.append(
+                    (status, fields[i + 1].decode("utf-8", "surrogateescape"), fields[i + 2].decode("utf-8", "surrogateescape"))
+                )
                 i += 3
             else:
                 path = fields[i + 1].decode("utf-8", "surrogateescape")
@@ -787,8 +887,7 @@ class Repo:
 
 
 def _has_graph(objects: Path) -> bool:
-    return (objects / "info" / "commit-graph").is_file() or (objects / "info" / "commit-graphs" /
-                                                             "commit-graph-chain").is_file()
+    return (objects / "info" / "commit-graph").is_file() or (objects / "info" / "commit-graphs" / "commit-graph-chain").is_file()
 
 
 def runs(lines: list[int]) -> Iterator[tuple[int, int]]:
@@ -821,15 +920,25 @@ def _parse_commit(record: bytes) -> CommitMeta:
         else:
             old, new = fields[i + 1], fields[i + 2]
             i += 3
-        files.append(FileStat(
-            path=new.decode("utf-8", "surrogateescape"),
-            old_path=old.decode("utf-8", "surrogateescape") if old is not None else None,
-            added=0 if binary else int(added), removed=0 if binary else int(removed), binary=binary))
+        files.append(
+            FileStat(
+                path=new.decode("utf-8", "surrogateescape"),
+                old_path=old.decode("utf-8", "surrogateescape") if old is not None else None,
+                added=0 if binary else int(added),
+                removed=0 if binary else int(removed),
+                binary=binary,
+            )
+        )
     return CommitMeta(
-        sha=sha.decode(), parents=tuple(parents.decode().split()),
-        author_name=an.decode("utf-8", "replace"), author_email=ae.decode("utf-8", "replace"),
-        author_time=int(at), committer_time=int(ct),
-        message=message.decode("utf-8", "replace"), files=tuple(files))
+        sha=sha.decode(),
+        parents=tuple(parents.decode().split()),
+        author_name=an.decode("utf-8", "replace"),
+        author_email=ae.decode("utf-8", "replace"),
+        author_time=int(at),
+        committer_time=int(ct),
+        message=message.decode("utf-8", "replace"),
+        files=tuple(files),
+    )
 
 
 def _parse_diff(lines: list[bytes]) -> list[FileDiff]:
@@ -863,10 +972,18 @@ def _parse_diff(lines: list[bytes]) -> list[FileDiff]:
     for line in lines:
         if line.startswith(b"diff --git "):
             flush()
-            state = {"old_path": None, "new_path": None, "binary": False, "removed": [], "added": [],
-                     "insertions": [], "new_file": False, "deleted_file": False}
+            state = {
+                "old_path": None,
+                "new_path": None,
+                "binary": False,
+                "removed": [],
+                "added": [],
+                "insertions": [],
+                "new_file": False,
+                "deleted_file": False,
+            }
             in_hunk = False
-            rest = line[len(b"diff --git "):]
+            rest = line[len(b"diff --git ") :]
             if rest.startswith(b"a/") and b" b/" in rest:
                 a, _, b = rest[2:].partition(b" b/")
                 state["old_path"], state["new_path"] = unquote(a), unquote(b)
@@ -905,17 +1022,19 @@ def _parse_diff(lines: list[bytes]) -> list[FileDiff]:
         elif line.startswith(b"+++ "):
             state["new_path"] = header_path(line[4:])
         elif line.startswith(b"rename from "):
-            state["old_path"] = unquote(line[len(b"rename from "):])
+            state["old_path"] = unquote(line[len(b"rename from ") :])
         elif line.startswith(b"rename to "):
-            state["new_path"] = unquote(line[len(b"rename to "):])
+            state["new_path"] = unquote(line[len(b"rename to ") :])
         elif line.startswith(b"Binary files"):
             state["binary"] = True
         if line.startswith(b"new file mode"):
             state["new_file"] = True
         elif line.startswith(b"deleted file mode"):
             state["deleted_file"] = True
-        if line.startswith((b"new file mode ", b"deleted file mode ", b"old mode ", b"new mode ", b"index ")) and \
-                line.rsplit(b" ", 1)[-1] in _LINK_MODES:
+        if (
+            line.startswith((b"new file mode ", b"deleted file mode ", b"old mode ", b"new mode ", b"index "))
+            and line.rsplit(b" ", 1)[-1] in _LINK_MODES
+        ):
             state["link"] = True
     flush()
     return files
@@ -936,7 +1055,7 @@ def _parse_blame(out: bytes, boundary: set[str] | None = None) -> list[BlameHit]
         if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit() and parts[2].isdigit():
             current = (parts[0].decode(), int(parts[1]), int(parts[2]))
         elif line.startswith(b"filename ") and current is not None:
-            filenames[current[0]] = unquote(line[len(b"filename "):])
+            filenames[current[0]] = unquote(line[len(b"filename ") :])
         elif line == b"boundary" and current is not None and boundary is not None:
             boundary.add(current[0])
     return hits
@@ -961,8 +1080,9 @@ class NewRepo:
         self.path = path
         self.git_dir = path / ".git"
         self._env = {**_env(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-        proc = subprocess.run(["git", "init", "-q", "--template=", f"--initial-branch={branch}", str(path)],
-                              capture_output=True, env=self._env)
+        proc = subprocess.run(
+            ["git", "init", "-q", "--template=", f"--initial-branch={branch}", str(path)], capture_output=True, env=self._env
+        )
         if proc.returncode != 0:
             raise MinerError(f"git init failed at {path}: {proc.stderr.decode('utf-8', 'replace').strip()}")
         # Before any ref exists: no reflog may ever record one.
@@ -979,10 +1099,20 @@ class NewRepo:
 
     def receive(self, source: Repo, roots: list[str]) -> None:
         """Copy into this repository exactly the objects reachable from ``roots`` in ``source``."""
-        pack = subprocess.Popen(source._git("pack-objects", "--revs", "--stdout", "-q"), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
-        index = subprocess.Popen(["git", f"--git-dir={self.git_dir}", "index-pack", "--stdin"],
-                                 stdin=pack.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self._env)
+        pack = subprocess.Popen(
+            source._git("pack-objects", "--revs", "--stdout", "-q"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_env(),
+        )
+        index = subprocess.Popen(
+            ["git", f"--git-dir={self.git_dir}", "index-pack", "--stdin"],
+            stdin=pack.stdout,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=self._env,
+        )
         assert pack.stdin is not None and pack.stdout is not None
         pack.stdout.close()  # index-pack holds the only read end now
         pack.stdin.write("".join(r + "\n" for r in roots).encode())
@@ -990,8 +1120,9 @@ class NewRepo:
         _, index_err = index.communicate()
         pack_err = pack.stderr.read() if pack.stderr else b""
         if pack.wait() > 0:
-            raise MissingObjectError(f"cannot copy history from {source.path}: "
-                                     f"{pack_err.decode('utf-8', 'replace').strip() or 'pack-objects failed'}")
+            raise MissingObjectError(
+                f"cannot copy history from {source.path}: {pack_err.decode('utf-8', 'replace').strip() or 'pack-objects failed'}"
+            )
         if index.returncode != 0 or pack.returncode != 0:
             raise MinerError(f"git index-pack failed in {self.path}: {index_err.decode('utf-8', 'replace').strip()}")
 
@@ -1005,8 +1136,10 @@ class NewRepo:
             self.run("read-tree", base_tree, env=env)
             lines = b"".join(
                 (f"0 {'0' * 40}\t".encode() if entry is None else f"{entry[0]:o} {entry[1]}\t".encode())
-                + path.encode("utf-8", "surrogateescape") + b"\0"
-                for path, entry in sorted(changes.items(), key=lambda kv: kv[1] is not None))
+                + path.encode("utf-8", "surrogateescape")
+                + b"\0"
+                for path, entry in sorted(changes.items(), key=lambda kv: kv[1] is not None)
+            )
             if lines:
                 self.run("update-index", "-z", "--index-info", stdin=lines, env=env)
             return self.run("write-tree", env=env).decode().strip()
@@ -1014,8 +1147,14 @@ class NewRepo:
     def commit(self, tree: str, parents: list[str], message: str, who: tuple[str, str], when: int) -> str:
         name, email = who
         date = f"@{when} +0000"
-        env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date,
-               "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email, "GIT_COMMITTER_DATE": date}
+        env = {
+            "GIT_AUTHOR_NAME": name,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_AUTHOR_DATE": date,
+            "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email,
+            "GIT_COMMITTER_DATE": date,
+        }
         args = ["commit-tree", tree]
         for parent in parents:
             args += ["-p", parent]

@@ -32,4 +32,5 @@ def miner_findings(tolerance: int = 3) -> Any:
         defects = [Lines(d["path"], d["line_start"], d["line_end"]) for d in answer["defects"]]
         value, _, why = score_output(state.output.completion, answer["kind"], defects, tolerance)
         return Score(value=value, answer=state.output.completion, explanation=why)
+
     return score

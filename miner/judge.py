@@ -54,8 +54,7 @@ def refusal(verdict: Verdict) -> str | None:
     return None
 
 
-_FIELDS = {"bug": ("fix_is_bugfix", "defect_in_change", "lines_right"),
-           "clean": ("plausible_pr", "later_fixed", "real_defect")}
+_FIELDS = {"bug": ("fix_is_bugfix", "defect_in_change", "lines_right"), "clean": ("plausible_pr", "later_fixed", "real_defect")}
 
 
 class Judge:
@@ -89,44 +88,64 @@ class Judge:
     def _run(self, packet: dict[str, object], fix: str | None) -> Verdict:
         kind = str(packet["kind"])
         try:
-            proc = subprocess.run(self.argv, input=json.dumps(packet).encode(), capture_output=True,
-                                  timeout=self.timeout)
+            proc = subprocess.run(self.argv, input=json.dumps(packet).encode(), capture_output=True, timeout=self.timeout)
         except subprocess.TimeoutExpired:
             return Verdict(status="error", error=f"timed out after {self.timeout:g} s", fix=fix)
         except OSError as exc:
             return Verdict(status="error", error=f"could not run: {exc.strerror}", fix=fix)
         if proc.returncode != 0:
             last = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            return Verdict(status="error", error=f"exit {proc.returncode}: {last[-1] if last else 'no message'}",
-                           fix=fix)
+            return Verdict(status="error", error=f"exit {proc.returncode}: {last[-1] if last else 'no message'}", fix=fix)
         try:
             answer = json.loads(proc.stdout)
             if not isinstance(answer, dict):
                 raise ValueError("not a JSON object")
             fields = {k: answer.get(k) for k in _FIELDS[kind]}
-            return Verdict(status="ok", fix=fix, reason=str(answer.get("reason") or answer.get("note") or "") or None,
-                           **fields)
+            return Verdict(status="ok", fix=fix, reason=str(answer.get("reason") or answer.get("note") or "") or None, **fields)
         except (ValueError, ValidationError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return Verdict(status="error", error=f"unreadable answer: {first[:200]}", fix=fix)
 
 
-def bug_packet(repository: str, change: str, message: str, diff: str, fix: str, fix_message: str, fix_diff: str,
-               lines: list[dict[str, object]]) -> dict[str, object]:
+def bug_packet(
+    repository: str,
+    change: str,
+    message: str,
+    diff: str,
+    fix: str,
+    fix_message: str,
+    fix_diff: str,
+    lines: list[dict[str, object]],
+) -> dict[str, object]:
     """What a judge reads of one (change, fix) pair of a bug candidate."""
-    return {"version": PACKET_VERSION, "kind": "bug", "repository": repository, "change": change,
-            "message": message, "diff": diff, "defect_lines": lines,
-            "fix": {"commit": fix, "message": fix_message, "diff": fix_diff},
-            "answer": {k: f"one of {'|'.join(v)}" for k, v in (("fix_is_bugfix", ("yes", "no", "unsure")),
-                                                                ("defect_in_change", ("introduced", "carried",
-                                                                                      "not_present", "unsure")),
-                                                                ("lines_right", ("yes", "partly", "no", "n/a")))}}
+    return {
+        "version": PACKET_VERSION,
+        "kind": "bug",
+        "repository": repository,
+        "change": change,
+        "message": message,
+        "diff": diff,
+        "defect_lines": lines,
+        "fix": {"commit": fix, "message": fix_message, "diff": fix_diff},
+        "answer": {
+            k: f"one of {'|'.join(v)}"
+            for k, v in (
+                ("fix_is_bugfix", ("yes", "no", "unsure")),
+                ("defect_in_change", ("introduced", "carried", "not_present", "unsure")),
+                ("lines_right", ("yes", "partly", "no", "n/a")),
+            )
+        },
+    }
 
 
 def clean_packet(repository: str, change: str, message: str, diff: str) -> dict[str, object]:
     """What a judge reads of a clean candidate."""
-    return {"version": PACKET_VERSION, "kind": "clean", "repository": repository, "change": change,
-            "message": message, "diff": diff,
-            "answer": {"plausible_pr": "one of yes|no", "later_fixed": "one of yes|no|unsure",
-                       "real_defect": "one of yes|no|unsure"}}
-
+    return {
+        "version": PACKET_VERSION,
+        "kind": "clean",
+        "repository": repository,
+        "change": change,
+        "message": message,
+        "diff": diff,
+        "answer": {"plausible_pr": "one of yes|no", "later_fixed": "one of yes|no|unsure", "real_defect": "one of yes|no|unsure"},
+    }

@@ -28,11 +28,11 @@ from pygments.util import ClassNotFound
 
 @dataclass(frozen=True)
 class CommentSpan:
-    line: int    # 1-based
-    start: int   # column of the first character, 0-based
-    end: int     # column after the last character
+    line: int  # 1-based
+    start: int  # column of the first character, 0-based
+    end: int  # column after the last character
     text: str
-    token: int   # spans of one multi-line comment share this number
+    token: int  # spans of one multi-line comment share this number
 
 
 @lru_cache(maxsize=256)
@@ -44,18 +44,43 @@ def _lexer(path: str) -> Lexer | None:
 
 
 def _is_comment(token: object) -> bool:
-    return token in Comment and token not in Comment.Preproc and token not in Comment.PreprocFile \
-        or token in String.Doc
+    return token in Comment and token not in Comment.Preproc and token not in Comment.PreprocFile or token in String.Doc
 
 
 def _is_space(token: object, value: str) -> bool:
     return (token in Whitespace or token in Text) and not value.strip()
 
 
-C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".inc", ".java", ".js", ".jsx", ".mjs",
-            ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".cs", ".kt", ".kts", ".swift", ".scala", ".m", ".mm")
-_C_TOKENS = re.compile(r"""//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?""",
-                       re.S)
+C_FAMILY = (
+    ".c",
+    ".h",
+    ".cc",
+    ".cpp",
+    ".cxx",
+    ".hpp",
+    ".hh",
+    ".hxx",
+    ".inc",
+    ".java",
+    ".js",
+    ".jsx",
+    ".mjs",
+    ".cjs",
+    ".ts",
+    ".tsx",
+    ".mts",
+    ".cts",
+    ".go",
+    ".rs",
+    ".cs",
+    ".kt",
+    ".kts",
+    ".swift",
+    ".scala",
+    ".m",
+    ".mm",
+)
+_C_TOKENS = re.compile(r"""//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?""", re.S)
 
 
 def _c_comments(text: str) -> list[tuple[int, int]]:
@@ -79,13 +104,16 @@ def _masked(text: str, ranges: list[tuple[int, int]]) -> str:
 # and newlines: all a scan needs to find comments and docstrings. An unterminated string runs to
 # the end of its line (or, triple-quoted, of the file), as the tokenizer would have it. Everything
 # else on a line is one `other` run; a word right before a quote is left to `string` (its prefix).
-_PY_TOKENS = re.compile(r"""
+_PY_TOKENS = re.compile(
+    r"""
     (?P<comment>\#[^\n]*)
   | (?P<string>[rRbBuUfF]{0,2}(?:'''(?:\\.|.)*?(?:'''|\Z)|\"\"\"(?:\\.|.)*?(?:\"\"\"|\Z)
         |'(?:\\.|[^'\\\n])*'?|"(?:\\.|[^"\\\n])*"?))
   | (?P<open>[(\[{]) | (?P<close>[)\]}]) | (?P<cont>\\\r?\n) | (?P<newline>\n)
   | (?P<other>(?:[^\s\w\#'"()\[\]{}\\]|\w++(?!['"]))(?:[^\n\w\#'"()\[\]{}\\]|\w++(?!['"]))*|\\)
-""", re.S | re.X)
+""",
+    re.S | re.X,
+)
 
 
 def _python_masks(text: str, upto: int | None = None) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -216,11 +244,14 @@ __all__ = ["CommentSpan", "code_lines", "comment_spans", "Token"]
 
 # -- tokens: to tell a change of behaviour from one of layout --------------------------------
 
-_C_TOKEN = re.compile(r"""
+_C_TOKEN = re.compile(
+    r"""
     (?P<string>"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?)
   | (?P<word>[A-Za-z_$][\w$]*|\d[\w.]*)
   | (?P<punct>\S)
-""", re.S | re.X)
+""",
+    re.S | re.X,
+)
 _QUOTES = "\"'`"
 
 
@@ -229,10 +260,10 @@ def _normal_string(text: str) -> str:
     Prefixes (b, r, f, u) are kept: they can change what the literal is."""
     match = re.match(r"[A-Za-z]{0,2}(?=[\"'`])", text)
     prefix = match.group().lower() if match else ""
-    body = text[match.end():] if match else text
+    body = text[match.end() :] if match else text
     quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
     if quote and quote[0] in _QUOTES:
-        body = body[len(quote):-len(quote)] if body.endswith(quote) and len(body) >= 2 * len(quote) else body[len(quote):]
+        body = body[len(quote) : -len(quote)] if body.endswith(quote) and len(body) >= 2 * len(quote) else body[len(quote) :]
     return f"S{prefix}:" + body.replace('\\"', '"').replace("\\'", "'")
 
 
@@ -243,8 +274,7 @@ def code_tokens(path: str, text: str) -> list[str] | None:
     lower = path.lower()
     if lower.endswith(C_FAMILY):
         masked = _masked(text, _c_comments(text))
-        return [_normal_string(m.group()) if m.lastgroup == "string" else m.group()
-                for m in _C_TOKEN.finditer(masked)]
+        return [_normal_string(m.group()) if m.lastgroup == "string" else m.group() for m in _C_TOKEN.finditer(masked)]
     if lower.endswith((".py", ".pyi")):
         comments, _ = _python_masks(text)
         masked = _masked(text, sorted(comments))

@@ -139,4 +139,3 @@ def materialize(out: Path, fixture_id: str, to: Path, repo_path: Path, *, squash
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return Materialized(path=to, base=base, pr=pr, commits=commits)
-

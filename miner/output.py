@@ -45,8 +45,8 @@ class Entry(_Model):
     split: Split
     repository: str
     family: str
-    visible: str   # path of the visible file, relative to the output
-    answer: str    # path of the answer file, relative to the output
+    visible: str  # path of the visible file, relative to the output
+    answer: str  # path of the answer file, relative to the output
 
 
 class RepositoryReport(_Model):
@@ -117,8 +117,9 @@ class FixtureSet:
     def require(self, fixture_id: str) -> Fixture:
         """``self[fixture_id]``, or one line for a person naming the way to list the ids."""
         if fixture_id not in self._entries:
-            raise OutputDirError(f"no fixture {fixture_id!r} in {self.path}; list them with "
-                                 f"`jq '.fixtures[].id' {self.path / MANIFEST}`")
+            raise OutputDirError(
+                f"no fixture {fixture_id!r} in {self.path}; list them with `jq '.fixtures[].id' {self.path / MANIFEST}`"
+            )
         return self[fixture_id]
 
     def entry(self, fixture_id: str) -> Entry:
@@ -173,8 +174,9 @@ def open_output(path: Path | str) -> FixtureSet:
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as exc:
-        raise OutputDirError(f"{path / MANIFEST} is not a manifest this miner reads ({_first(exc)}); rebuild it with "
-                             "`miner build --force`") from None
+        raise OutputDirError(
+            f"{path / MANIFEST} is not a manifest this miner reads ({_first(exc)}); rebuild it with `miner build --force`"
+        ) from None
     return FixtureSet(path, manifest)
 
 

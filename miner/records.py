@@ -121,19 +121,19 @@ class Verdict(Record):
 class Evidence(Record):
     link: Literal["trailer", "revert", "blame", "added-only"]
     tier: Tier
-    lines_blamed: int          # code lines of the fix that blame traced to some commit
-    lines_agreeing: int        # of those, the ones that landed on the introducing commit
+    lines_blamed: int  # code lines of the fix that blame traced to some commit
+    lines_agreeing: int  # of those, the ones that landed on the introducing commit
     candidates: tuple[Candidate, ...]
     looked_through: tuple[str, ...] = ()  # whitespace-only commits blame saw past
     # The signals that placed the label in its tier (none on records written before they existed):
-    age_days: int | None = None           # days from the introducing commit to the fix
-    lines_authored: int | None = None     # agreeing lines it wrote from scratch (blame past it finds no
-                                          # older author); None when not measured
-    prior: tuple[str, ...] = ()           # commits that wrote the lines it only rewrote
-    reasons: tuple[str, ...] = ()         # why this tier, e.g. ("unanimous", "authored")
-    fix_reasons: tuple[str, ...] = ()     # why the fix is taken to repair behaviour (miner.vet), e.g.
-                                          # ("subject_keyword", "with_test")
-    judge: Verdict | None = None          # what the optional judge said of this (change, fix) pair
+    age_days: int | None = None  # days from the introducing commit to the fix
+    lines_authored: int | None = None  # agreeing lines it wrote from scratch (blame past it finds no
+    # older author); None when not measured
+    prior: tuple[str, ...] = ()  # commits that wrote the lines it only rewrote
+    reasons: tuple[str, ...] = ()  # why this tier, e.g. ("unanimous", "authored")
+    fix_reasons: tuple[str, ...] = ()  # why the fix is taken to repair behaviour (miner.vet), e.g.
+    # ("subject_keyword", "with_test")
+    judge: Verdict | None = None  # what the optional judge said of this (change, fix) pair
 
 
 class Defect(Record):
@@ -207,12 +207,12 @@ class Answer(Record):
     fresh: dict[str, bool]
     description_mode: Literal["original", "title", "none"]
     blanked: tuple[Blanked, ...] = ()
-    family: str | None = None       # fixtures sharing an introducing commit, a fix or a patch share a family
+    family: str | None = None  # fixtures sharing an introducing commit, a fix or a patch share a family
     clean_confidence: Literal["high", "medium", "low"] | None = None
-    wait_days: int | None = None    # the waiting window a clean change was held to
-    survival: float | None = None   # share of a clean change's added lines still unchanged at the mined commit
-    stratum: str | None = None      # size/spread/language bucket a clean change was sampled from
-    judge: Verdict | None = None    # what the optional judge said of a clean change
+    wait_days: int | None = None  # the waiting window a clean change was held to
+    survival: float | None = None  # share of a clean change's added lines still unchanged at the mined commit
+    stratum: str | None = None  # size/spread/language bucket a clean change was sampled from
+    judge: Verdict | None = None  # what the optional judge said of a clean change
 
 
 class Fixture(Record):

@@ -26,8 +26,9 @@ def _read_ids(path: Path) -> set[str]:
     return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
 
 
-def refresh_output(out: Path, *, reason: str, date: dt.date, retire_before: dt.datetime | None = None,
-                   retire_file: Path | None = None) -> list[str]:
+def refresh_output(
+    out: Path, *, reason: str, date: dt.date, retire_before: dt.datetime | None = None, retire_file: Path | None = None
+) -> list[str]:
     """Retire held-out fixtures of the output at ``out``; return the ids moved to dev."""
     fixtures = open_output(out)
     try:

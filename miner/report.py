@@ -27,7 +27,6 @@ from miner.write import dumps, write_atomic
 _TIERS = list(TIERS)
 
 
-
 @dataclass(frozen=True)
 class Written:
     page: Path
@@ -72,37 +71,75 @@ def report(out: Path, to: Path, scores: Sequence[Path] = (), calibrations: Seque
             tiers[min((d.evidence.tier for d in a.defects), key=_TIERS.index)] += 1
     by_kind_split = sorted(Counter((a.kind, a.split) for a in answers).items())
     manifest = fixtures.manifest
-    fresh = [(name, day, f"{manifest.fresh.get(name, {}).get('dev', 0)} / {manifest.fresh.get(name, {}).get('heldout', 0)}")
-             for name, day in sorted(manifest.cutoffs.items())]
-    dropped = [(r.name, stage, reason, n) for r in manifest.repositories for stage, reasons in r.dropped.items()
-               for reason, n in sorted(reasons.items())]
+    fresh = [
+        (name, day, f"{manifest.fresh.get(name, {}).get('dev', 0)} / {manifest.fresh.get(name, {}).get('heldout', 0)}")
+        for name, day in sorted(manifest.cutoffs.items())
+    ]
+    dropped = [
+        (r.name, stage, reason, n)
+        for r in manifest.repositories
+        for stage, reasons in r.dropped.items()
+        for reason, n in sorted(reasons.items())
+    ]
     audited = audit(out, load_config())
     findings = Counter(f.check for f in audited.findings)
     per_fixture = _per_fixture(answers, reports)
-    summary = {"fixtures": len(answers), "audit": {"ok": audited.ok, "findings": dict(sorted(findings.items()))},
-               "by_kind_split": {f"{k}/{s}": n for (k, s), n in by_kind_split}, "tiers": dict(sorted(tiers.items())),
-               "repositories": [r.model_dump(mode="json") for r in manifest.repositories],
-               "cutoffs": manifest.cutoffs, "fresh": manifest.fresh, "scores": reports, "calibrations": calibrated}
+    summary = {
+        "fixtures": len(answers),
+        "audit": {"ok": audited.ok, "findings": dict(sorted(findings.items()))},
+        "by_kind_split": {f"{k}/{s}": n for (k, s), n in by_kind_split},
+        "tiers": dict(sorted(tiers.items())),
+        "repositories": [r.model_dump(mode="json") for r in manifest.repositories],
+        "cutoffs": manifest.cutoffs,
+        "fresh": manifest.fresh,
+        "scores": reports,
+        "calibrations": calibrated,
+    }
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters.update(pct=_pct, num=_num)
     from miner.export import canary
+
     template = (resources.files("miner") / "templates" / "report.html.j2").read_text(encoding="utf-8")
     page = env.from_string(template).render(
-        name=out.name, manifest=manifest, total=len(answers), canary=canary(fixtures),
-        repositories=manifest.repositories, by_kind_split=[(k, s, n) for (k, s), n in by_kind_split],
-        tiers=sorted(tiers.items(), key=lambda t: _TIERS.index(t[0])), fresh=fresh, dropped=dropped,
-        plots=_plots(fixtures, answers, manifest.cutoffs), scores=reports, audit_ok=audited.ok,
-        audit_findings=sorted(findings.items()), per_fixture=per_fixture, calibrations=calibrated,
-        reviewers=sorted({name for r in reports for name in r["reviewers"]}))
+        name=out.name,
+        manifest=manifest,
+        total=len(answers),
+        canary=canary(fixtures),
+        repositories=manifest.repositories,
+        by_kind_split=[(k, s, n) for (k, s), n in by_kind_split],
+        tiers=sorted(tiers.items(), key=lambda t: _TIERS.index(t[0])),
+        fresh=fresh,
+        dropped=dropped,
+        plots=_plots(fixtures, answers, manifest.cutoffs),
+        scores=reports,
+        audit_ok=audited.ok,
+        audit_findings=sorted(findings.items()),
+        per_fixture=per_fixture,
+        calibrations=calibrated,
+        reviewers=sorted({name for r in reports for name in r["reviewers"]}),
+    )
     to.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(to, page)
     summary_path = to.with_name("summary.json")
     write_atomic(summary_path, dumps(summary))
-    tables = [_csv(to.with_name("fixtures.csv"), ["id", "repository", "kind", "split", "head_date", "tier"],
-                   [[a.id, a.repository, a.kind, a.split, a.head_date,
-                     min((d.evidence.tier for d in a.defects), key=_TIERS.index) if a.defects else ""]
-                    for a in answers]),
-              _csv(to.with_name("dropped.csv"), ["repository", "stage", "reason", "count"], [list(r) for r in dropped])]
+    tables = [
+        _csv(
+            to.with_name("fixtures.csv"),
+            ["id", "repository", "kind", "split", "head_date", "tier"],
+            [
+                [
+                    a.id,
+                    a.repository,
+                    a.kind,
+                    a.split,
+                    a.head_date,
+                    min((d.evidence.tier for d in a.defects), key=_TIERS.index) if a.defects else "",
+                ]
+                for a in answers
+            ],
+        ),
+        _csv(to.with_name("dropped.csv"), ["repository", "stage", "reason", "count"], [list(r) for r in dropped]),
+    ]
     return Written(page=to, summary=summary_path, tables=tables)
 
 
@@ -162,8 +199,9 @@ def _plots(fixtures: FixtureSet, answers: list[Any], cutoffs: dict[str, str]) ->
 
     sizes: dict[str, list[int]] = {"bug": [], "clean": []}
     for fixture in fixtures:
-        sizes[fixture.kind].append(sum(1 for line in fixture.visible.diff.split("\n")
-                                       if line[:1] in "+-" and not line.startswith(("+++", "---"))))
+        sizes[fixture.kind].append(
+            sum(1 for line in fixture.visible.diff.split("\n") if line[:1] in "+-" and not line.startswith(("+++", "---")))
+        )
     figure, axis = plt.subplots(figsize=(9, 3))
     axis.hist([sizes["bug"] or [0], sizes["clean"] or [0]], bins=30, label=["bug", "clean"])
     axis.set_xlabel("changed lines in the visible diff")

@@ -35,10 +35,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 @dataclass(frozen=True)
 class ReviewRun:
-    path: Path      # the run file
-    done: int       # records kept from an earlier run
-    ran: int        # fixture-repeats asked now
-    errors: int     # of all records, how many are errors
+    path: Path  # the run file
+    done: int  # records kept from an earlier run
+    ran: int  # fixture-repeats asked now
+    errors: int  # of all records, how many are errors
 
 
 def run_path(out: Path, name: str) -> Path:
@@ -58,13 +58,24 @@ def read_runs(path: Path, tolerant: bool = False) -> list[RunRecord]:
             except ValueError as exc:
                 if tolerant:
                     continue
-                raise MinerError(f"{path}:{n} is not a run record ({str(exc).splitlines()[0]}); "
-                                 "check the file or run the reviewer again") from None
+                raise MinerError(
+                    f"{path}:{n} is not a run record ({str(exc).splitlines()[0]}); check the file or run the reviewer again"
+                ) from None
     return records
 
 
-def review(out: Path, command: str, name: str, *, jobs: int = 1, timeout: float = 300.0, repeats: int = 1,
-           split: str | None = None, checkout_from: Path | None = None, progress: bool = False) -> ReviewRun:
+def review(
+    out: Path,
+    command: str,
+    name: str,
+    *,
+    jobs: int = 1,
+    timeout: float = 300.0,
+    repeats: int = 1,
+    split: str | None = None,
+    checkout_from: Path | None = None,
+    progress: bool = False,
+) -> ReviewRun:
     """Run ``command`` over the fixtures of ``out`` (of one split, if given), ``repeats`` times each."""
     fixtures = open_output(out)
     path = run_path(out, name)
@@ -83,11 +94,14 @@ def review(out: Path, command: str, name: str, *, jobs: int = 1, timeout: float 
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
     results = dict(kept)
-    with open(partial, "a", encoding="utf-8") as handle, \
-            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
-            tqdm(total=len(todo), desc=f"review {name}", unit="fixture", disable=not progress) as bar:
-        asks = [pool.submit(_ask, fixtures, entry, repeat, command, name, timeout, checkout_from, digest)
-                for entry, repeat in todo]
+    with (
+        open(partial, "a", encoding="utf-8") as handle,
+        ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
+        tqdm(total=len(todo), desc=f"review {name}", unit="fixture", disable=not progress) as bar,
+    ):
+        asks = [
+            pool.submit(_ask, fixtures, entry, repeat, command, name, timeout, checkout_from, digest) for entry, repeat in todo
+        ]
         for ask in as_completed(asks):
             record = ask.result()
             with lock:
@@ -101,25 +115,41 @@ def review(out: Path, command: str, name: str, *, jobs: int = 1, timeout: float 
     return ReviewRun(path=path, done=len(kept), ran=len(todo), errors=sum(r.status == "error" for r in ordered))
 
 
-def _ask(fixtures: FixtureSet, entry: Entry, repeat: int, command: str, name: str, timeout: float,
-         checkout_from: Path | None, digest: str) -> RunRecord:
+def _ask(
+    fixtures: FixtureSet,
+    entry: Entry,
+    repeat: int,
+    command: str,
+    name: str,
+    timeout: float,
+    checkout_from: Path | None,
+    digest: str,
+) -> RunRecord:
     visible = fixtures.path / entry.visible
-    env = {**os.environ, "MINER_VISIBLE": str(visible.resolve()), "MINER_FIXTURE_ID": entry.id,
-           "MINER_REPEAT": str(repeat)}
+    env = {**os.environ, "MINER_VISIBLE": str(visible.resolve()), "MINER_FIXTURE_ID": entry.id, "MINER_REPEAT": str(repeat)}
     scratch = Path(tempfile.mkdtemp(prefix="miner-review-"))
     start = time.monotonic()
 
     def record(error: str | None, found: tuple[ReviewFinding, ...] = (), usage: Usage | None = None) -> RunRecord:
-        return RunRecord(fixture_id=entry.id, reviewer=name, repeat=repeat, status="error" if error else "ok",
-                         error=error, seconds=round(time.monotonic() - start, 3), usage=usage,
-                         findings=found, fixture_set=digest)
+        return RunRecord(
+            fixture_id=entry.id,
+            reviewer=name,
+            repeat=repeat,
+            status="error" if error else "ok",
+            error=error,
+            seconds=round(time.monotonic() - start, 3),
+            usage=usage,
+            findings=found,
+            fixture_set=digest,
+        )
+
     try:
         if checkout_from is not None:
             from miner.materialize import materialize
+
             env["MINER_CHECKOUT"] = str(materialize(fixtures.path, entry.id, scratch / "checkout", checkout_from).path)
         env["MINER_SCRATCH"] = str(scratch)  # a directory of its own, removed after the review
-        proc = subprocess.run(command, shell=True, input=visible.read_bytes(), capture_output=True,
-                              timeout=timeout, env=env)
+        proc = subprocess.run(command, shell=True, input=visible.read_bytes(), capture_output=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return record(f"timed out after {timeout:g} s")
     except MinerError as exc:

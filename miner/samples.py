@@ -146,8 +146,11 @@ def fast_import_chunks(spec: dict[str, Any], sha_of: Callable[[int], str]) -> It
         if cid in marks:
             raise SpecError(f"{where}: duplicate id")
         branch = str(commit.get("branch", "main"))
-        date = _parse_date(commit["date"], where) if "date" in commit else (
-            (last_date + DEFAULT_STEP) if last_date else _parse_date("2023-01-02T10:00:00Z", where))
+        date = (
+            _parse_date(commit["date"], where)
+            if "date" in commit
+            else ((last_date + DEFAULT_STEP) if last_date else _parse_date("2023-01-02T10:00:00Z", where))
+        )
         last_date = date
         commit_date = _parse_date(commit["commit_date"], where) if "commit_date" in commit else date
         author = str(commit.get("author", default_author))
@@ -176,6 +179,7 @@ def fast_import_chunks(spec: dict[str, Any], sha_of: Callable[[int], str]) -> It
                         state.files.pop(path, None)
         mark = index + 1
         out: list[bytes] = []
+
         def resolve(match: re.Match[str]) -> str:
             ref = match.group(2)
             if ref not in marks or ref == cid:
@@ -227,8 +231,12 @@ def build_repo(spec_dir: Path, dest: Path) -> dict[str, str]:
     dest.mkdir(parents=True, exist_ok=False)
     subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True, env=env)
     marks_file = dest / ".git" / "sample-marks"
-    proc = subprocess.Popen(["git", "-C", str(dest), "fast-import", "--quiet", f"--export-marks={marks_file}"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        ["git", "-C", str(dest), "fast-import", "--quiet", f"--export-marks={marks_file}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     pipe_in, pipe_out = proc.stdin, proc.stdout
 

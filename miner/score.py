@@ -107,12 +107,12 @@ class FixtureScore:
 
     id: str
     kind: str
-    recall: float | None = None        # bug: caught / expected
-    detected: float | None = None      # bug: share of repeats with a catch
-    unlabeled: float | None = None     # bug: findings matching no defect and near none
-    duplicates: float = 0.0            # findings near a defect another finding caught
+    recall: float | None = None  # bug: caught / expected
+    detected: float | None = None  # bug: share of repeats with a catch
+    unlabeled: float | None = None  # bug: findings matching no defect and near none
+    duplicates: float = 0.0  # findings near a defect another finding caught
     false_alarms: float | None = None  # clean: findings of severity warning or worse
-    flagged: float | None = None       # clean: share of repeats with a false alarm
+    flagged: float | None = None  # clean: share of repeats with a false alarm
     distances: list[int] = field(default_factory=list)
     cost_usd: float | None = None
     seconds: float | None = None
@@ -128,8 +128,11 @@ def score_fixture(answer: Answer, records: Sequence[RunRecord], tolerance: int) 
             defects = list(answer.defects or ())
             pairs = match(findings, defects, tolerance)
             matched = {i for i, _, _ in pairs}
-            near = [i for i, f in enumerate(findings) if i not in matched
-                    and any((d := distance(f, x)) is not None and d <= tolerance for x in defects)]
+            near = [
+                i
+                for i, f in enumerate(findings)
+                if i not in matched and any((d := distance(f, x)) is not None and d <= tolerance for x in defects)
+            ]
             per["recall"].append(len(pairs) / len(defects) if defects else 0.0)
             per["detected"].append(float(bool(pairs)))
             per["unlabeled"].append(len(findings) - len(matched) - len(near))
@@ -155,18 +158,26 @@ def interval(values: Sequence[float] | np.ndarray, seed: int = SEED, resamples: 
     mean = float(data.mean())
     if data.size == 1 or np.all(data == data[0]):
         return {"value": mean, "low": mean, "high": mean}
-    result = stats.bootstrap((data,), np.mean, n_resamples=resamples, confidence_level=0.95, method="BCa",
-                             random_state=np.random.default_rng(seed))
+    result = stats.bootstrap(
+        (data,), np.mean, n_resamples=resamples, confidence_level=0.95, method="BCa", random_state=np.random.default_rng(seed)
+    )
     low, high = result.confidence_interval
     if not (np.isfinite(low) and np.isfinite(high)):  # BCa is undefined on some degenerate samples
-        result = stats.bootstrap((data,), np.mean, n_resamples=resamples, confidence_level=0.95,
-                                 method="percentile", random_state=np.random.default_rng(seed))
+        result = stats.bootstrap(
+            (data,),
+            np.mean,
+            n_resamples=resamples,
+            confidence_level=0.95,
+            method="percentile",
+            random_state=np.random.default_rng(seed),
+        )
         low, high = result.confidence_interval
     return {"value": mean, "low": float(low), "high": float(high)}
 
 
-def paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, seed: int = SEED,
-           resamples: int = RESAMPLES) -> dict[str, Any] | None:
+def paired(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, seed: int = SEED, resamples: int = RESAMPLES
+) -> dict[str, Any] | None:
     """Mean of a - b over paired fixtures, its bootstrap interval and a sign-flip permutation p-value."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size == 0:
@@ -180,8 +191,14 @@ def paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, see
     if diff.size < 2:  # one pair: no test to make
         found["p"] = None
         return found
-    test = stats.permutation_test((x, y), lambda u, v, axis: np.mean(u - v, axis=axis), permutation_type="samples",
-                                  vectorized=True, n_resamples=resamples, random_state=np.random.default_rng(seed))
+    test = stats.permutation_test(
+        (x, y),
+        lambda u, v, axis: np.mean(u - v, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=resamples,
+        random_state=np.random.default_rng(seed),
+    )
     found["p"] = float(test.pvalue)
     return found
 
@@ -200,22 +217,27 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
 @dataclass
 class Reviewer:
     name: str
-    scores: dict[str, FixtureScore]   # fixture id -> score, successful fixtures only
+    scores: dict[str, FixtureScore]  # fixture id -> score, successful fixtures only
     errors: int
 
 
-def load_reviewer(fixtures: FixtureSet, records: Iterable[RunRecord], tolerance: int, answers: dict[str, Answer],
-                  source: Path) -> Reviewer:
+def load_reviewer(
+    fixtures: FixtureSet, records: Iterable[RunRecord], tolerance: int, answers: dict[str, Answer], source: Path
+) -> Reviewer:
     by_fixture: dict[str, list[RunRecord]] = defaultdict(list)
     names = set()
     digest = fixtures.digest()
     for record in records:
         if record.fixture_id not in answers:
-            raise MinerError(f"{source} reviews fixture {record.fixture_id}, which is not in {fixtures.path}; "
-                             "score a run against the fixture set it was made on")
+            raise MinerError(
+                f"{source} reviews fixture {record.fixture_id}, which is not in {fixtures.path}; "
+                "score a run against the fixture set it was made on"
+            )
         if record.fixture_set not in (None, digest):
-            raise MinerError(f"{source} was made on another fixture set (its visible files differ); "
-                             "score it against the set it was made on, or review again")
+            raise MinerError(
+                f"{source} was made on another fixture set (its visible files differ); "
+                "score it against the set it was made on, or review again"
+            )
         names.add(record.reviewer)
         by_fixture[record.fixture_id].append(record)
     if len(names) > 1:
@@ -232,6 +254,7 @@ def load_reviewer(fixtures: FixtureSet, records: Iterable[RunRecord], tolerance:
 
 def _strongest_tier(answer: Answer) -> str | None:
     from miner.config import TIERS
+
     tiers = [d.evidence.tier for d in answer.defects or ()]
     return min(tiers, key=TIERS.index) if tiers else None
 
@@ -262,13 +285,13 @@ def summary(reviewer: Reviewer, answers: dict[str, Answer], resamples: int = RES
         "line_distance": interval([d for s in bugs for d in s.distances], resamples=resamples),
         "unlabeled_per_bug": interval([s.unlabeled for s in bugs if s.unlabeled is not None], resamples=resamples),
         "duplicates": float(sum(s.duplicates for s in reviewer.scores.values())),
-        "cost_usd": interval([s.cost_usd for s in reviewer.scores.values() if s.cost_usd is not None],
-                             resamples=resamples),
-        "seconds": interval([s.seconds for s in reviewer.scores.values() if s.seconds is not None],
-                            resamples=resamples),
+        "cost_usd": interval([s.cost_usd for s in reviewer.scores.values() if s.cost_usd is not None], resamples=resamples),
+        "seconds": interval([s.seconds for s in reviewer.scores.values() if s.seconds is not None], resamples=resamples),
         "slices": {},
-        "per_fixture": {s.id: {"kind": s.kind, "recall": s.recall, "false_alarms": s.false_alarms}
-                        for s in sorted(reviewer.scores.values(), key=lambda s: s.id)},
+        "per_fixture": {
+            s.id: {"kind": s.kind, "recall": s.recall, "false_alarms": s.false_alarms}
+            for s in sorted(reviewer.scores.values(), key=lambda s: s.id)
+        },
     }
     for name, ids in slices(answers).items():
         mine = [reviewer.scores[i] for i in sorted(ids) if i in reviewer.scores]
@@ -286,11 +309,21 @@ def compare(reviewers: list[Reviewer], resamples: int = RESAMPLES) -> list[dict[
         both = sorted(set(a.scores) & set(b.scores))
         bug = [i for i in both if a.scores[i].kind == "bug"]
         clean = [i for i in both if a.scores[i].kind == "clean"]
-        rows.append({"a": a.name, "b": b.name, "n": len(both),
-                     "recall_diff": paired([a.scores[i].recall or 0.0 for i in bug],
-                                           [b.scores[i].recall or 0.0 for i in bug], resamples=resamples),
-                     "fp_diff": paired([a.scores[i].false_alarms or 0.0 for i in clean],
-                                       [b.scores[i].false_alarms or 0.0 for i in clean], resamples=resamples)})
+        rows.append(
+            {
+                "a": a.name,
+                "b": b.name,
+                "n": len(both),
+                "recall_diff": paired(
+                    [a.scores[i].recall or 0.0 for i in bug], [b.scores[i].recall or 0.0 for i in bug], resamples=resamples
+                ),
+                "fp_diff": paired(
+                    [a.scores[i].false_alarms or 0.0 for i in clean],
+                    [b.scores[i].false_alarms or 0.0 for i in clean],
+                    resamples=resamples,
+                ),
+            }
+        )
     for key in ("recall_diff", "fp_diff"):
         adjusted = holm([row[key]["p"] if row[key] else None for row in rows])
         for row, p in zip(rows, adjusted):
@@ -299,23 +332,30 @@ def compare(reviewers: list[Reviewer], resamples: int = RESAMPLES) -> list[dict[
     return rows
 
 
-def score(fixtures: FixtureSet, runs: list[tuple[Path, list[RunRecord]]], tolerance: int = 3,
-          resamples: int = RESAMPLES) -> dict[str, Any]:
+def score(
+    fixtures: FixtureSet, runs: list[tuple[Path, list[RunRecord]]], tolerance: int = 3, resamples: int = RESAMPLES
+) -> dict[str, Any]:
     """The whole report: per reviewer (at ``tolerance``, with recall at 0 and 10 too), and paired."""
     answers = {a.id: a for a in fixtures.answers()}
     reviewers = [load_reviewer(fixtures, records, tolerance, answers, path) for path, records in runs]
     names = [r.name for r in reviewers]
     if len(set(names)) < len(names):
         raise MinerError(f"two runs are of the same reviewer ({names}); give each run its own --name")
-    report: dict[str, Any] = {"reviewers": {}, "paired": compare(reviewers, resamples), "tolerance": tolerance,
-                              "seed": SEED, "answers_digest": fixtures.digest("answer")}
+    report: dict[str, Any] = {
+        "reviewers": {},
+        "paired": compare(reviewers, resamples),
+        "tolerance": tolerance,
+        "seed": SEED,
+        "answers_digest": fixtures.digest("answer"),
+    }
     for (path, records), reviewer in zip(runs, reviewers):
         summary_ = summary(reviewer, answers, resamples)
         summary_["recall_at_tolerance"] = {}
         for other in (0, 10):
             again = load_reviewer(fixtures, records, other, answers, path)
             summary_["recall_at_tolerance"][str(other)] = interval(
-                [s.recall for s in again.scores.values() if s.recall is not None], resamples=resamples)
+                [s.recall for s in again.scores.values() if s.recall is not None], resamples=resamples
+            )
         report["reviewers"][reviewer.name] = summary_
     return report
 
@@ -332,14 +372,16 @@ def table(report: dict[str, Any]) -> str:
     lines = [f"tolerance {report['tolerance']} lines; 95% bootstrap intervals over fixtures (seed {report['seed']})"]
     for name, r in report["reviewers"].items():
         f = r["fixtures"]
-        lines += [f"{name}: {f['bug']} bug and {f['clean']} clean fixtures reviewed, {f['errors']} errors (left out)",
-                  f"  recall per bug fixture   {_pct(r['recall'])}"
-                  f"   (tolerance 0: {_pct(r['recall_at_tolerance']['0'])}, 10: {_pct(r['recall_at_tolerance']['10'])})",
-                  f"  bug fixtures caught      {_pct(r['detection'])}",
-                  f"  false alarms per clean   {_pct(r['fp_per_clean'], 1, '')}",
-                  f"  clean fixtures flagged   {_pct(r['clean_flagged'])}",
-                  f"  lines off when caught    {_pct(r['line_distance'], 1, '')}",
-                  f"  unlabeled per bug        {_pct(r['unlabeled_per_bug'], 1, '')}   duplicates {r['duplicates']:g}"]
+        lines += [
+            f"{name}: {f['bug']} bug and {f['clean']} clean fixtures reviewed, {f['errors']} errors (left out)",
+            f"  recall per bug fixture   {_pct(r['recall'])}"
+            f"   (tolerance 0: {_pct(r['recall_at_tolerance']['0'])}, 10: {_pct(r['recall_at_tolerance']['10'])})",
+            f"  bug fixtures caught      {_pct(r['detection'])}",
+            f"  false alarms per clean   {_pct(r['fp_per_clean'], 1, '')}",
+            f"  clean fixtures flagged   {_pct(r['clean_flagged'])}",
+            f"  lines off when caught    {_pct(r['line_distance'], 1, '')}",
+            f"  unlabeled per bug        {_pct(r['unlabeled_per_bug'], 1, '')}   duplicates {r['duplicates']:g}",
+        ]
         for slice_name, s in r["slices"].items():
             if s["recall"] or s["fp_per_clean"]:
                 lines.append(f"    {slice_name:<28} recall {_pct(s['recall'])}   false alarms {_pct(s['fp_per_clean'], 1, '')}")
@@ -349,6 +391,8 @@ def table(report: dict[str, Any]) -> str:
             if d is not None:
                 scale, unit = (100.0, " pts") if key == "recall_diff" else (1.0, "")
                 test = "no test" if d["p"] is None else f"p {d['p']:.3g} (Holm {d['p_holm']:.3g})"
-                lines.append(f"{row['a']} - {row['b']}, {label}: {d['value'] * scale:+.2f}{unit} "
-                             f"[{d['low'] * scale:+.2f}, {d['high'] * scale:+.2f}], {test}, {row['n']} paired fixtures")
+                lines.append(
+                    f"{row['a']} - {row['b']}, {label}: {d['value'] * scale:+.2f}{unit} "
+                    f"[{d['low'] * scale:+.2f}, {d['high'] * scale:+.2f}], {test}, {row['n']} paired fixtures"
+                )
     return "\n".join(lines)

@@ -21,8 +21,11 @@ _EMAIL = re.compile(r"<?[\w.+-]+@[\w-]+(?:\.[\w-]+)+>?")
 _ISSUE = re.compile(r"(?:\b(?:GH|gh|GL|gl)-\d+\b|(?<![\w&])#\d+\b|\b[A-Z][A-Z0-9]+-\d+\b|\b[\w.-]+/[\w.-]+#\d+\b)")
 _SHA = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.I)
 _HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")  # any hex word that could name a commit
-_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related to|cherry[- ]picked from( commit)?)"
-                      r"\s*:?\s*(?=$|[,.;)\]])", re.I)
+_CLOSING = re.compile(
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related to|cherry[- ]picked from( commit)?)"
+    r"\s*:?\s*(?=$|[,.;)\]])",
+    re.I,
+)
 
 
 @lru_cache(maxsize=8)
@@ -33,7 +36,9 @@ def _trailer(keys: tuple[str, ...]) -> re.Pattern[str]:
 
 _REF_SENTENCE = re.compile(
     r"\b(?:this\s+|which\s+|that\s+|and\s+)?(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|refs?|see|addresse[sd])\s+"
-    r"(?:issue\s+|bug\s+|pr\s+)?(?:(?:[\w.-]+/[\w.-]+)?#|GH-|gh-|[A-Z][A-Z0-9]+-)\d+\b[.,;]?", re.I)
+    r"(?:issue\s+|bug\s+|pr\s+)?(?:(?:[\w.-]+/[\w.-]+)?#|GH-|gh-|[A-Z][A-Z0-9]+-)\d+\b[.,;]?",
+    re.I,
+)
 
 
 def scrub(text: str, is_commit: Callable[[str], bool] | None = None) -> str:
@@ -69,8 +74,9 @@ def _drop(text: str, phrases: tuple[str, ...]) -> str:
     return text
 
 
-def sanitize_message(message: str, mode: str, config: StripConfig, avoid: tuple[str, ...] = (),
-                     is_commit: Callable[[str], bool] | None = None) -> tuple[str, str]:
+def sanitize_message(
+    message: str, mode: str, config: StripConfig, avoid: tuple[str, ...] = (), is_commit: Callable[[str], bool] | None = None
+) -> tuple[str, str]:
     """(title, description) of a commit message, with hints removed, for the given mode.
 
     ``avoid`` holds the subjects of the fixes that labelled this change; none may show.
@@ -117,7 +123,7 @@ def blank_comments(path: str, text: str, added: set[int], config: StripConfig) -
     edits: list[Blanked] = []
     for span in sorted(spans, key=lambda s: (s.line, -s.start)):
         original = lines[span.line - 1]
-        lines[span.line - 1] = (original[:span.start] + original[span.end:]).rstrip()
+        lines[span.line - 1] = (original[: span.start] + original[span.end :]).rstrip()
         edits.append(Blanked(path=path, line=span.line, text=span.text))
     edits.sort(key=lambda b: (b.line, b.text))
     return "\n".join(lines), edits
@@ -137,8 +143,11 @@ def drop_commit_ids(path: str, text: str, added: set[int], is_commit: Callable[[
             continue
         line = lines[n - 1]
         # A space before the id goes with it, so "as 252790c53 did" reads "as did".
-        tokens = [(" " if m.start() and line[m.start() - 1] == " " else "") + m.group(0)
-                  for m in _HEX_TOKEN.finditer(line) if is_commit(m.group(0).lower())]
+        tokens = [
+            (" " if m.start() and line[m.start() - 1] == " " else "") + m.group(0)
+            for m in _HEX_TOKEN.finditer(line)
+            if is_commit(m.group(0).lower())
+        ]
         if not tokens:
             continue
         for token in tokens:

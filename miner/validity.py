@@ -52,8 +52,7 @@ class BugVerdict(_Verdict):
 
     @property
     def valid(self) -> bool:
-        return self.fix_is_bugfix == "yes" and self.defect_in_change == "introduced" \
-            and self.lines_right in ("yes", "partly")
+        return self.fix_is_bugfix == "yes" and self.defect_in_change == "introduced" and self.lines_right in ("yes", "partly")
 
 
 class CleanVerdict(_Verdict):
@@ -93,12 +92,15 @@ def load(folder: Path) -> Adjudicated:
         repos = yaml.safe_load((folder / "repositories.yaml").read_text(encoding="utf-8"))["repositories"]
         bugs = [json.loads(line) for line in (folder / "bugs.jsonl").read_text(encoding="utf-8").splitlines() if line]
         clean = [json.loads(line) for line in (folder / "clean.jsonl").read_text(encoding="utf-8").splitlines() if line]
-        return Adjudicated(tuple(RepositoryEntry.model_validate(r) for r in repos),
-                           tuple(BugVerdict.model_validate(b) for b in bugs),
-                           tuple(CleanVerdict.model_validate(c) for c in clean))
+        return Adjudicated(
+            tuple(RepositoryEntry.model_validate(r) for r in repos),
+            tuple(BugVerdict.model_validate(b) for b in bugs),
+            tuple(CleanVerdict.model_validate(c) for c in clean),
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise MinerError(f"cannot read the adjudicated set in {folder}: {exc}; give the validity/ folder of "
-                         "miner's repository") from exc
+        raise MinerError(
+            f"cannot read the adjudicated set in {folder}: {exc}; give the validity/ folder of miner's repository"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -185,8 +187,14 @@ def sample(changes: Iterable[str], size: int | None, seed: str) -> list[str]:
     return ordered if size is None else ordered[:size]
 
 
-def score(entry: RepositoryEntry, emitted: Emitted, bugs: Iterable[BugVerdict],
-          clean: Iterable[CleanVerdict], size: int | None = None, seed: str = "validity") -> Score:
+def score(
+    entry: RepositoryEntry,
+    emitted: Emitted,
+    bugs: Iterable[BugVerdict],
+    clean: Iterable[CleanVerdict],
+    size: int | None = None,
+    seed: str = "validity",
+) -> Score:
     """Validity and retention of what a build emitted for one repository; with ``size``, validity is
     measured on a seeded uniform sample of that many bug and clean fixtures (``sample``)."""
     pairs = {(v.change, fix): v for v in bugs if v.repository == entry.url for fix in v.fixes}
@@ -249,9 +257,19 @@ def total(scores: Iterable[Score]) -> Score:
     out = Score(repository="all", role="")
     base_k = base_n = cb_k = cb_n = 0
     for s in scores:
-        for name in ("bug_total", "bug_emitted", "bug_adjudicated", "bug_valid", "bug_baseline_valid", "bug_kept",
-                     "clean_emitted",
-                     "clean_adjudicated", "clean_valid", "clean_pool_valid", "clean_kept"):
+        for name in (
+            "bug_total",
+            "bug_emitted",
+            "bug_adjudicated",
+            "bug_valid",
+            "bug_baseline_valid",
+            "bug_kept",
+            "clean_emitted",
+            "clean_adjudicated",
+            "clean_valid",
+            "clean_pool_valid",
+            "clean_kept",
+        ):
             setattr(out, name, getattr(out, name) + getattr(s, name))
         base_k, base_n = base_k + s.baseline.k, base_n + s.baseline.n
         cb_k, cb_n = cb_k + s.clean_baseline.k, cb_n + s.clean_baseline.n

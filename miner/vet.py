@@ -33,8 +33,11 @@ from miner.lexer import code_tokens
 from miner.records import FileDiff, FixCommit
 
 _CONVENTIONAL = re.compile(r"^\s*(?P<type>[A-Za-z][\w-]*)(?:\((?P<scope>[^)]*)\))?!?:\s")
-_REVERT_BOILERPLATE = re.compile(r"^\s*(?:This reverts commit [0-9a-fA-F]+\.?|Revert\b.*|\(cherry picked from.*\)|"
-                                 r"[\w-]+:\s.*)$", re.M)
+_REVERT_BOILERPLATE = re.compile(
+    r"^\s*(?:This reverts commit [0-9a-fA-F]+\.?|Revert\b.*|\(cherry picked from.*\)|"
+    r"[\w-]+:\s.*)$",
+    re.M,
+)
 
 
 @lru_cache(maxsize=16)
@@ -233,10 +236,12 @@ _IMPORT = re.compile(r"^\s*(use\s|import\s|from\s+\S+\s+import\s|#\s*include\s|(
 
 def _imports_reordered(path: str, old: str, new: str) -> bool:
     """Whether two versions differ only in the order of their import lines (a formatter sorting them)."""
+
     def split(text: str) -> tuple[list[str] | None, list[str]]:
         lines = text.split("\n")
         imports = sorted("".join(line.split()) for line in lines if _IMPORT.match(line))
         return code_tokens(path, "\n".join(line for line in lines if not _IMPORT.match(line))), imports
+
     (a, ia), (b, ib) = split(old), split(new)
     return a is not None and a == b and ia == ib and ia != []
 
@@ -246,8 +251,7 @@ def _prose(token: str) -> bool:
     if not token.startswith("S:"):
         return False
     body = re.sub(r"\\\n\s*", " ", token[2:])  # a line continuation inside the literal
-    return (len(re.findall(r"[A-Za-z]{2,}", body)) >= 3 and " " in body and not _FORMAT.search(body)
-            and not _QUERY.search(body))
+    return len(re.findall(r"[A-Za-z]{2,}", body)) >= 3 and " " in body and not _FORMAT.search(body) and not _QUERY.search(body)
 
 
 # What makes a string more than a message: a format conversion or placeholder, an escape other than a
@@ -279,8 +283,12 @@ class _Shape(ast.NodeTransformer):
         self.strip_types = strip_types
 
     def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             body = body[1:]
         return body
 
@@ -330,8 +338,9 @@ class _Shape(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def vet_fix(fix: FixCommit, diffs: list[FileDiff], read: Callable[[str, str], bytes | None],
-            config: Config) -> tuple[FixCommit | None, str | None]:
+def vet_fix(
+    fix: FixCommit, diffs: list[FileDiff], read: Callable[[str, str], bytes | None], config: Config
+) -> tuple[FixCommit | None, str | None]:
     """The fix with the signals its diff adds, or None and why its diff changes no behaviour."""
     if not fix.meta.parents:
         return fix, None
@@ -343,8 +352,10 @@ def vet_fix(fix: FixCommit, diffs: list[FileDiff], read: Callable[[str, str], by
 
 def sides_reader(read: Callable[[str, str], bytes | None], parent: str, sha: str) -> Sides:
     """``sides`` for ``vet_diff`` from a blob reader ``read(commit, path)``."""
+
     def sides(diff: FileDiff) -> tuple[bytes | None, bytes | None]:
         before = read(parent, diff.old_path) if diff.old_path else None
         after = read(sha, diff.new_path) if diff.new_path else None
         return before, after
+
     return sides

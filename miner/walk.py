@@ -14,8 +14,9 @@ from miner.config import Config
 from miner.records import CommitMeta, FixCommit
 
 
-def find_fixes(commits: Iterable[CommitMeta], config: Config, expand: Callable[[str], str | None],
-               dropped: Counter[str]) -> Iterator[FixCommit]:
+def find_fixes(
+    commits: Iterable[CommitMeta], config: Config, expand: Callable[[str], str | None], dropped: Counter[str]
+) -> Iterator[FixCommit]:
     """Yield each commit whose message marks it as a fix; count what was refused and why.
 
     A revert of a revert re-lands the original change: it repairs nothing, so it is not a fix.

@@ -67,8 +67,10 @@ def check_outside(out: Path, flag: str, repos: Iterable[tuple[Path, Path]], sugg
     for top, git_dir in repos:
         top = top.resolve()
         if any(where == d or d in where.parents for d in (top, git_dir.resolve())):
-            raise OutputDirError(f"{flag} {out} is inside the repository at {top}, which miner reads and never "
-                                 f"writes into; give a {flag} outside it, e.g. {top.parent / f'{top.name}-{suggest}'}")
+            raise OutputDirError(
+                f"{flag} {out} is inside the repository at {top}, which miner reads and never "
+                f"writes into; give a {flag} outside it, e.g. {top.parent / f'{top.name}-{suggest}'}"
+            )
 
 
 def _lock(path: Path, out: Path) -> int:
@@ -81,8 +83,9 @@ def _lock(path: Path, out: Path) -> int:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
-            raise OutputLockedError(f"another miner build is writing {out}; wait for it to finish, or give "
-                                    "another --out") from exc
+            raise OutputLockedError(
+                f"another miner build is writing {out}; wait for it to finish, or give another --out"
+            ) from exc
         try:
             if os.stat(path).st_ino == os.fstat(fd).st_ino:
                 return fd

@@ -52,8 +52,7 @@ def pydriller_pipeline(repo: str, rev: str, limit: int | None) -> None:
 
     fixes_config = load_config().fixes
     git = Git(repo)
-    commits = [c for c in Repository(repo, only_no_merge=True).traverse_commits()
-               if fix_link(c.msg, fixes_config)[0] is not None]
+    commits = [c for c in Repository(repo, only_no_merge=True).traverse_commits() if fix_link(c.msg, fixes_config)[0] is not None]
     fixes = len(commits)
     # PyDriller walks oldest first, and old fixes blame short histories: a sample of the first N
     # would flatter it. Take every k-th fix across the whole history instead.
@@ -66,42 +65,72 @@ def pydriller_pipeline(repo: str, rev: str, limit: int | None) -> None:
         found = git.get_commits_last_modified_lines(commit)
         per_fix.append(time.perf_counter() - t0)
         blamed += sum(len(v) for v in found.values())
-    print(json.dumps({"fixes": fixes, "blamed_fixes": len(per_fix), "blamed": blamed,
-                      "blame_seconds": sum(per_fix), "seconds": time.perf_counter() - started}))
+    print(
+        json.dumps(
+            {
+                "fixes": fixes,
+                "blamed_fixes": len(per_fix),
+                "blamed": blamed,
+                "blame_seconds": sum(per_fix),
+                "seconds": time.perf_counter() - started,
+            }
+        )
+    )
 
 
 def rev_with_new_share(repo: str, share: float) -> tuple[str, int, int]:
     """An ancestor of HEAD from which about `share` of all commits are new."""
     repo = git_dir(repo)
-    total = int(subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--count", "HEAD"], capture_output=True,
-                               text=True, check=True).stdout)
-    first_parents = subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--first-parent", "HEAD"],
-                                   capture_output=True, text=True, check=True).stdout.split()
+    total = int(
+        subprocess.run(
+            ["git", f"--git-dir={repo}", "rev-list", "--count", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    first_parents = subprocess.run(
+        ["git", f"--git-dir={repo}", "rev-list", "--first-parent", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.split()
     lo, hi = 1, len(first_parents) - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        new = int(subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--count", f"{first_parents[mid]}..HEAD"],
-                                 capture_output=True, text=True, check=True).stdout)
+        new = int(
+            subprocess.run(
+                ["git", f"--git-dir={repo}", "rev-list", "--count", f"{first_parents[mid]}..HEAD"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
         if new < share * total:
             lo = mid + 1
         else:
             hi = mid
-    new = int(subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--count", f"{first_parents[lo]}..HEAD"],
-                             capture_output=True, text=True, check=True).stdout)
+    new = int(
+        subprocess.run(
+            ["git", f"--git-dir={repo}", "rev-list", "--count", f"{first_parents[lo]}..HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     return first_parents[lo], new, total
 
 
 def git_dir(path: str) -> str:
-    return subprocess.run(["git", "-C", path, "rev-parse", "--absolute-git-dir"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", path, "rev-parse", "--absolute-git-dir"], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("repo")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--pydriller-limit", type=int, default=None,
-                        help="blame only the first N fixes with PyDriller and scale its time to all fixes")
+    parser.add_argument(
+        "--pydriller-limit",
+        type=int,
+        default=None,
+        help="blame only the first N fixes with PyDriller and scale its time to all fixes",
+    )
     parser.add_argument("--since-days", type=int, default=180)
     parser.add_argument("--skip-pydriller", action="store_true")
     args = parser.parse_args()
@@ -119,8 +148,9 @@ def main() -> None:
         rows.append(("miner build (cold)", t_miner, m_miner, f"{fixes} fixes, all blamed, fixtures written"))
         ratio = ""
         if not args.skip_pydriller:
-            t_py, m_py, py_out = run_timed([sys.executable, __file__, "--_pydriller", repo, "HEAD",
-                                            str(args.pydriller_limit or "")])
+            t_py, m_py, py_out = run_timed(
+                [sys.executable, __file__, "--_pydriller", repo, "HEAD", str(args.pydriller_limit or "")]
+            )
             py = json.loads(py_out)
             scaled = t_py
             note = f"{py['fixes']} fixes, {py['blamed_fixes']} blamed"
@@ -133,14 +163,23 @@ def main() -> None:
         old, new, total = rev_with_new_share(repo, 0.01)
         t_base, _, _ = run_timed([*miner, repo, "--rev", old, "--out", str(out / "inc")])
         t_inc, m_inc, _ = run_timed([*miner, repo, "--out", str(out / "inc"), "--force"])
-        rows.append((f"rebuild after {new} new commits ({100 * new / total:.1f}%)", t_inc, m_inc,
-                     f"{100 * t_inc / t_base:.1f}% of the first build at the older revision ({t_base:.1f}s)"))
+        rows.append(
+            (
+                f"rebuild after {new} new commits ({100 * new / total:.1f}%)",
+                t_inc,
+                m_inc,
+                f"{100 * t_inc / t_base:.1f}% of the first build at the older revision ({t_base:.1f}s)",
+            )
+        )
         since = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=args.since_days)).date().isoformat()
         t_since, m_since, _ = run_timed([*miner, repo, "--out", str(out / "cold"), "--force", "--since", since])
-        rows.append((f"--since {since} on the mined output", t_since, m_since,
-                     f"{100 * t_since / t_miner:.1f}% of the cold build"))
-    print(f"repository: {args.repo} ({total} commits); machine: {platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}; miner -j {args.jobs}")
+        rows.append(
+            (f"--since {since} on the mined output", t_since, m_since, f"{100 * t_since / t_miner:.1f}% of the cold build")
+        )
+    print(
+        f"repository: {args.repo} ({total} commits); machine: {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}; miner -j {args.jobs}"
+    )
     print(f"{'pipeline':<52} {'seconds':>9} {'peak MB':>8}  notes")
     for name, seconds, peak, note in rows:
         print(f"{name:<52} {seconds:>9.2f} {peak:>8.0f}  {note}")

@@ -41,7 +41,7 @@ from miner.walk import find_fixes
 class Run:
     name: str
     seconds: list[float] = field(default_factory=list)
-    answers: dict[str, set[str]] = field(default_factory=dict)   # fix -> commits it was blamed on
+    answers: dict[str, set[str]] = field(default_factory=dict)  # fix -> commits it was blamed on
 
     def quantile(self, q: float) -> float:
         ordered = sorted(self.seconds)
@@ -55,8 +55,9 @@ def _evenly(items: list[FixCommit], limit: int | None) -> list[FixCommit]:
     return [items[int(i * step)] for i in range(limit)]
 
 
-def miner_run(repo: Repo, fixes: list[FixCommit], metas: dict[str, CommitMeta], min_tier: str,
-              all_tiers: bool) -> tuple[Run, Run]:
+def miner_run(
+    repo: Repo, fixes: list[FixCommit], metas: dict[str, CommitMeta], min_tier: str, all_tiers: bool
+) -> tuple[Run, Run]:
     """miner's default output and all its tiers: one timed labelling pass serves both."""
     config = load_config().with_overrides(labels={"blame_only": True})
     default, every = Run("miner (default tiers)"), Run("miner (all tiers)")
@@ -68,16 +69,14 @@ def miner_run(repo: Repo, fixes: list[FixCommit], metas: dict[str, CommitMeta], 
         elapsed = time.perf_counter() - start
         for run in (default, every):
             run.seconds.append(elapsed)
-            keep = {lab.intro for lab in labels if lab.intro and lab.tier
-                    and (run is every or tier_allowed(lab.tier, min_tier))}  # type: ignore[arg-type]
+            keep = {lab.intro for lab in labels if lab.intro and lab.tier and (run is every or tier_allowed(lab.tier, min_tier))}  # type: ignore[arg-type]
             run.answers[fix.meta.sha] = keep
     return default, every
 
 
 def pydriller_run(path: Path, fixes: list[FixCommit]) -> Run:
     run = Run("PyDriller get_commits_last_modified_lines")
-    run.answers.update(pydriller_szz(path, [fix.meta.sha for fix in fixes],
-                                     lambda fix, seconds: run.seconds.append(seconds)))
+    run.answers.update(pydriller_szz(path, [fix.meta.sha for fix in fixes], lambda fix, seconds: run.seconds.append(seconds)))
     return run
 
 
@@ -87,14 +86,16 @@ def _fmt(x: float | None) -> str:
 
 def report(runs: list[Run], truths: dict[str, Truth], fixes: list[FixCommit]) -> str:
     scored = bool(truths)
-    head = (f"{'method':<44} {'fixes':>5} {'answered':>8} {'median ms':>9} {'p90 ms':>7} {'total s':>8}"
-            + (f" {'precision':>9} {'recall':>6} {'yield':>6} {'F1':>6} {'prec(1 cand)':>12} {'yield(1)':>8}"
-               if scored else ""))
+    head = f"{'method':<44} {'fixes':>5} {'answered':>8} {'median ms':>9} {'p90 ms':>7} {'total s':>8}" + (
+        f" {'precision':>9} {'recall':>6} {'yield':>6} {'F1':>6} {'prec(1 cand)':>12} {'yield(1)':>8}" if scored else ""
+    )
     lines = [head]
     for run in runs:
         answered = sum(1 for f in fixes if run.answers.get(f.meta.sha))
-        row = (f"{run.name:<44} {len(fixes):>5} {answered:>8} {1000 * statistics.median(run.seconds):>9.1f} "
-               f"{1000 * run.quantile(0.9):>7.1f} {sum(run.seconds):>8.2f}")
+        row = (
+            f"{run.name:<44} {len(fixes):>5} {answered:>8} {1000 * statistics.median(run.seconds):>9.1f} "
+            f"{1000 * run.quantile(0.9):>7.1f} {sum(run.seconds):>8.2f}"
+        )
         if scored:
             made = right = single = single_right = 0
             pairs = sum(len(t.named) for t in truths.values())
@@ -109,8 +110,10 @@ def report(runs: list[Run], truths: dict[str, Truth], fixes: list[FixCommit]) ->
             p = right / made if made else None
             r = right / pairs if pairs else None
             f1 = 2 * p * r / (p + r) if p and r else None
-            row += (f" {_fmt(p):>9} {_fmt(r):>6} {_fmt(answered / len(fixes)):>6} {_fmt(f1):>6} "
-                    f"{_fmt(single_right / single if single else None):>12} {_fmt(single / len(fixes)):>8}")
+            row += (
+                f" {_fmt(p):>9} {_fmt(r):>6} {_fmt(answered / len(fixes)):>6} {_fmt(f1):>6} "
+                f"{_fmt(single_right / single if single else None):>12} {_fmt(single / len(fixes)):>8}"
+            )
         lines.append(row)
     return "\n".join(lines)
 
@@ -123,9 +126,12 @@ def agreement(a: Run, b: Run, fixes: list[FixCommit]) -> str:
             both += 1
             same += x == y
             inside += x <= y
-    return (f"agreement {a.name} vs {b.name}: both answered {both} fixes; identical answer {same}"
-            f" ({same / both:.0%}); miner's answer among PyDriller's {inside} ({inside / both:.0%})"
-            if both else "agreement: no fix answered by both")
+    return (
+        f"agreement {a.name} vs {b.name}: both answered {both} fixes; identical answer {same}"
+        f" ({same / both:.0%}); miner's answer among PyDriller's {inside} ({inside / both:.0%})"
+        if both
+        else "agreement: no fix answered by both"
+    )
 
 
 def main() -> int:
@@ -146,9 +152,11 @@ def main() -> int:
             fixes = [f for f in find_fixes(metas.values(), blind, repo.expand, Counter()) if f.meta.parents]
         fixes = _evenly(fixes, args.limit)
         truths = {f.meta.sha: truths[f.meta.sha] for f in fixes if f.meta.sha in truths}
-        print(f"{repository_name(args.repo)}: {len(fixes)} fixes"
-              f" ({'in-scope trailer fixes, trailers hidden' if truths else 'keyword fixes, no trailers to score'})",
-              file=sys.stderr)
+        print(
+            f"{repository_name(args.repo)}: {len(fixes)} fixes"
+            f" ({'in-scope trailer fixes, trailers hidden' if truths else 'keyword fixes, no trailers to score'})",
+            file=sys.stderr,
+        )
         default, every = miner_run(repo, fixes, metas, config.labels.min_tier, True)
         pyd = pydriller_run(args.repo, fixes)
     except MinerError as exc:

@@ -47,7 +47,7 @@ def clone_of(entry: RepositoryEntry, mirrors: Path | None, given: dict[str, Path
     if entry.name in given:
         return given[entry.name]
     owner_name = entry.url.rstrip("/").split("github.com/")[-1].replace("/", "+")
-    for candidate in ([mirrors / owner_name / "repo", mirrors / owner_name, mirrors / entry.name] if mirrors else []):
+    for candidate in [mirrors / owner_name / "repo", mirrors / owner_name, mirrors / entry.name] if mirrors else []:
         if candidate.exists():
             return candidate
     raise MinerError(f"no clone of {entry.url} found; give --mirrors DIR or --repo {entry.name}=PATH")
@@ -56,8 +56,17 @@ def clone_of(entry: RepositoryEntry, mirrors: Path | None, given: dict[str, Path
 def build_one(entry: RepositoryEntry, path: Path, out: Path, jobs: int, fresh: bool) -> float:
     config = load_config().with_overrides(clean={"ratio": 1000.0, "max_count": 1_000_000})
     start = time.perf_counter()
-    build([path], out, config, rev=entry.head, force=out.exists(), progress=False, jobs=jobs, names=[entry.name],
-          use_cache=not fresh)
+    build(
+        [path],
+        out,
+        config,
+        rev=entry.head,
+        force=out.exists(),
+        progress=False,
+        jobs=jobs,
+        names=[entry.name],
+        use_cache=not fresh,
+    )
     return time.perf_counter() - start
 
 
@@ -81,18 +90,35 @@ def unjudged(where: Path, entry: RepositoryEntry, out: Path, data: Adjudicated, 
         for change in sample(found.bugs, size, f"validity:{entry.name}"):
             fixes = sorted(found.bugs[change])
             if not all((change, fix) in judged for fix in fixes):
-                handle.write(json.dumps({"repository": entry.name, "fixture": ids[change], "change": change,
-                                         "fixes": fixes, "kind": "bug", "out": str(out)}) + "\n")
+                handle.write(
+                    json.dumps(
+                        {
+                            "repository": entry.name,
+                            "fixture": ids[change],
+                            "change": change,
+                            "fixes": fixes,
+                            "kind": "bug",
+                            "out": str(out),
+                        }
+                    )
+                    + "\n"
+                )
         for change in sample(found.clean, size, f"validity:{entry.name}:clean"):
             if change not in judged_clean:
-                handle.write(json.dumps({"repository": entry.name, "fixture": ids[change], "change": change,
-                                         "kind": "clean", "out": str(out)}) + "\n")
+                handle.write(
+                    json.dumps(
+                        {"repository": entry.name, "fixture": ids[change], "change": change, "kind": "clean", "out": str(out)}
+                    )
+                    + "\n"
+                )
 
 
 def row(s: Score, pyd: tuple[Rate, int] | None) -> str:
-    text = (f"{s.repository:<11} {s.role:<8} {s.bug_total:>5} {s.bug_adjudicated:>5}  {s.validity.text():<22} "
-            f"{s.baseline.text():<22} {s.retention.text():<22} | {s.clean_emitted:>5} {s.clean_adjudicated:>4}  "
-            f"{s.clean_validity.text():<22} {s.clean_baseline.text():<22} {s.clean_retention.text():<22}")
+    text = (
+        f"{s.repository:<11} {s.role:<8} {s.bug_total:>5} {s.bug_adjudicated:>5}  {s.validity.text():<22} "
+        f"{s.baseline.text():<22} {s.retention.text():<22} | {s.clean_emitted:>5} {s.clean_adjudicated:>4}  "
+        f"{s.clean_validity.text():<22} {s.clean_baseline.text():<22} {s.clean_retention.text():<22}"
+    )
     if pyd is not None:
         text += f" | {pyd[0].text():<22} {pyd[1]:>5}"
     return text
@@ -111,22 +137,29 @@ def main() -> int:
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-invalid", action="store_true", help="list the adjudicated invalid fixtures emitted")
-    parser.add_argument("--sample", type=int, help="measure validity on a seeded uniform sample of this many bug "
-                        "(and clean) fixtures per repository, not on every emitted one that has a verdict")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        help="measure validity on a seeded uniform sample of this many bug "
+        "(and clean) fixtures per repository, not on every emitted one that has a verdict",
+    )
     parser.add_argument("--list-unjudged", type=Path, help="write the sampled fixtures that have no verdict here")
     args = parser.parse_args()
     given = {k: Path(v) for k, _, v in (r.partition("=") for r in args.repo)}
     data: Adjudicated = load(args.validity)
-    entries = [e for e in data.repositories if (args.role == "all" or e.role == args.role)
-               and (not args.only or e.name in args.only)]
+    entries = [
+        e for e in data.repositories if (args.role == "all" or e.role == args.role) and (not args.only or e.name in args.only)
+    ]
     keep = args.keep or Path(tempfile.mkdtemp(prefix="bench-validity-"))
     keep.mkdir(parents=True, exist_ok=True)
     scores: list[Score] = []
     pyd: dict[str, tuple[Rate, int]] = {}
-    print(f"{'repository':<11} {'role':<8} {'bugs':>5} {'judg':>5}  {'validity':<22} {'0.2.0 default':<22} "
-          f"{'retention':<22} | {'clean':>5} {'judg':>4}  {'clean validity':<22} {'clean pool':<22} "
-          f"{'clean retention':<22}" + (f" | {'PyDriller validity':<22} {'pairs':>5}" if args.pydriller else ""),
-          file=sys.stderr)
+    print(
+        f"{'repository':<11} {'role':<8} {'bugs':>5} {'judg':>5}  {'validity':<22} {'0.2.0 default':<22} "
+        f"{'retention':<22} | {'clean':>5} {'judg':>4}  {'clean validity':<22} {'clean pool':<22} "
+        f"{'clean retention':<22}" + (f" | {'PyDriller validity':<22} {'pairs':>5}" if args.pydriller else ""),
+        file=sys.stderr,
+    )
     for entry in entries:
         path = clone_of(entry, args.mirrors, given)
         out = keep / entry.name
@@ -153,13 +186,27 @@ def main() -> int:
                 py = (Rate(k, n), sum(pyd[s.repository][1] for s in members))
             print(row(t, py), file=sys.stderr)
     if args.json:
-        print(json.dumps([{"repository": s.repository, "role": s.role, "bug_emitted": s.bug_emitted,
-                           "validity": s.validity.to_json(), "baseline": s.baseline.to_json(),
-                           "retention": s.retention.to_json(), "clean_emitted": s.clean_emitted,
-                           "clean_validity": s.clean_validity.to_json(), "clean_baseline": s.clean_baseline.to_json(),
-                           "clean_retention": s.clean_retention.to_json(),
-                           **({"pydriller": pyd[s.repository][0].to_json()} if s.repository in pyd else {})}
-                          for s in scores], indent=1))
+        print(
+            json.dumps(
+                [
+                    {
+                        "repository": s.repository,
+                        "role": s.role,
+                        "bug_emitted": s.bug_emitted,
+                        "validity": s.validity.to_json(),
+                        "baseline": s.baseline.to_json(),
+                        "retention": s.retention.to_json(),
+                        "clean_emitted": s.clean_emitted,
+                        "clean_validity": s.clean_validity.to_json(),
+                        "clean_baseline": s.clean_baseline.to_json(),
+                        "clean_retention": s.clean_retention.to_json(),
+                        **({"pydriller": pyd[s.repository][0].to_json()} if s.repository in pyd else {}),
+                    }
+                    for s in scores
+                ],
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -41,23 +41,34 @@ def measure(path: Path, jobs: int, ratio: float) -> dict[str, Any]:
             if full:
                 named.add(full)
     hits = [sha for sha in clean if sha in named]
-    return {"repository": str(path), "clean": len(clean), "named_by_a_trailer": len(hits),
-            "share": round(len(hits) / len(clean), 4) if clean else None, "trailer_targets": len(named),
-            "examples": hits[:5]}
+    return {
+        "repository": str(path),
+        "clean": len(clean),
+        "named_by_a_trailer": len(hits),
+        "share": round(len(hits) / len(clean), 4) if clean else None,
+        "trailer_targets": len(named),
+        "examples": hits[:5],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("repos", nargs="+", type=Path)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--ratio", type=float, default=1.0,
-                        help="clean fixtures per bug fixture (default 1.0: a larger sample than the default 1/3)")
+    parser.add_argument(
+        "--ratio",
+        type=float,
+        default=1.0,
+        help="clean fixtures per bug fixture (default 1.0: a larger sample than the default 1/3)",
+    )
     args = parser.parse_args()
     print(f"{'repository':<45} {'clean':>6} {'named':>6} {'share':>7}")
     for path in args.repos:
         row = measure(path, args.jobs, args.ratio)
-        print(f"{str(row['repository'])[-45:]:<45} {row['clean']:>6} {row['named_by_a_trailer']:>6} "
-              f"{(row['share'] or 0) * 100:>6.2f}%")
+        print(
+            f"{str(row['repository'])[-45:]:<45} {row['clean']:>6} {row['named_by_a_trailer']:>6} "
+            f"{(row['share'] or 0) * 100:>6.2f}%"
+        )
         sys.stdout.flush()
 
 

@@ -75,15 +75,25 @@ def _inspect_eval(samples: list) -> list[str]:
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer download
         outputs.append(output)
     model = get_model("mockllm/model", custom_outputs=outputs)
-    log, = inspect_eval(Task(dataset=samples, solver=generate(), scorer=miner_findings()), model=model,
-                        log_dir=tempfile.mkdtemp(prefix="miner-inspect-"), display="none")
-    got = [(json.loads(str(s.target))["kind"], float(next(iter(s.scores.values())).value))  # type: ignore[arg-type]
-           for s in log.samples or [] if s.scores]
-    print(f"inspect eval ({log.status}): {len(got)} samples scored; silent reviewer: "
-          f"clean {sorted({v for k, v in got if k == 'clean'})}, bug {sorted({v for k, v in got if k == 'bug'})}")
+    (log,) = inspect_eval(
+        Task(dataset=samples, solver=generate(), scorer=miner_findings()),
+        model=model,
+        log_dir=tempfile.mkdtemp(prefix="miner-inspect-"),
+        display="none",
+    )
+    got = [
+        (json.loads(str(s.target))["kind"], float(next(iter(s.scores.values())).value))  # type: ignore[arg-type]
+        for s in log.samples or []
+        if s.scores
+    ]
+    print(
+        f"inspect eval ({log.status}): {len(got)} samples scored; silent reviewer: "
+        f"clean {sorted({v for k, v in got if k == 'clean'})}, bug {sorted({v for k, v in got if k == 'bug'})}"
+    )
     wrong = [k for k, v in got if v != (1.0 if k == "clean" else 0.0)]
-    return ([f"inspect eval: {len(wrong)} samples scored wrongly"] if wrong else []) + \
-        ([f"inspect eval scored {len(got)} of {len(samples)}"] if len(got) != len(samples) else [])
+    return ([f"inspect eval: {len(wrong)} samples scored wrongly"] if wrong else []) + (
+        [f"inspect eval scored {len(got)} of {len(samples)}"] if len(got) != len(samples) else []
+    )
 
 
 if __name__ == "__main__":

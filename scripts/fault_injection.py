@@ -65,9 +65,12 @@ def main() -> int:
             trial = interrupt(repo, work / str(n) / "out", how, delay, reference, extra)
             landed += trial.hit
             problem = trouble(trial)
-            print(f"{how:>6} at {delay:6.2f} s: {'landed' if trial.hit else 'after the end'}, first exit "
-                  f"{trial.first_code}, rerun exit {trial.rerun_code}, {'same bytes' if trial.same else 'DIFFERENT'}"
-                  + (f"  PROBLEM: {problem.splitlines()[0]}" if problem else ""), flush=True)
+            print(
+                f"{how:>6} at {delay:6.2f} s: {'landed' if trial.hit else 'after the end'}, first exit "
+                f"{trial.first_code}, rerun exit {trial.rerun_code}, {'same bytes' if trial.same else 'DIFFERENT'}"
+                + (f"  PROBLEM: {problem.splitlines()[0]}" if problem else ""),
+                flush=True,
+            )
             if problem:
                 problems.append((how, delay, problem))
             shutil.rmtree(work / str(n), ignore_errors=True)
@@ -88,9 +91,19 @@ def _sample(work: Path) -> Path:
 
 def _partial(repo: Path, work: Path, reference: dict[str, bytes], extra: tuple[str, ...]) -> list[tuple[str, float, str]]:
     part = work / "partial" / repo.name
-    subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:none",
-                    "--upload-pack=git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack",
-                    f"file://{repo}", str(part)], check=True)
+    subprocess.run(
+        [
+            "git",
+            "clone",
+            "-q",
+            "--bare",
+            "--filter=blob:none",
+            "--upload-pack=git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack",
+            f"file://{repo}",
+            str(part),
+        ],
+        check=True,
+    )
     started = time.monotonic()
     out = work / "partial" / "out"
     built = subprocess.run(command(part, out, *extra), capture_output=True, text=True)
@@ -99,8 +112,10 @@ def _partial(repo: Path, work: Path, reference: dict[str, bytes], extra: tuple[s
         return [("partial", 0.0, built.stderr)]
     full = _bugs(reference)
     mine = _bugs(output_bytes(out))
-    print(f"partial clone: built in {took:.1f} s; {len(mine)} bug fixtures, {len(full)} from the full clone, "
-          f"{'the same' if mine == full else 'DIFFERENT'}")
+    print(
+        f"partial clone: built in {took:.1f} s; {len(mine)} bug fixtures, {len(full)} from the full clone, "
+        f"{'the same' if mine == full else 'DIFFERENT'}"
+    )
     return [] if mine == full else [("partial", 0.0, f"bug fixtures differ: {sorted(mine ^ full)[:5]}")]
 
 

@@ -34,10 +34,20 @@ def main() -> int:
         (where / "silent.py").write_text("def call_api(prompt, options, context):\n    return {'output': '[]'}\n")
         config = (where / "promptfooconfig.yaml").read_text().replace("- id: echo", "- id: file://silent.py")
         (where / "promptfooconfig.yaml").write_text(config)
-        env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
-               "PROMPTFOO_PYTHON": sys.executable}
-        subprocess.run([args.promptfoo, "eval", "-c", "promptfooconfig.yaml", "--no-cache", "-o", "results.json"],
-                       cwd=where, env=env, capture_output=True, check=False, timeout=1800)
+        env = {
+            **os.environ,
+            "PROMPTFOO_DISABLE_TELEMETRY": "1",
+            "PROMPTFOO_DISABLE_UPDATE": "1",
+            "PROMPTFOO_PYTHON": sys.executable,
+        }
+        subprocess.run(
+            [args.promptfoo, "eval", "-c", "promptfooconfig.yaml", "--no-cache", "-o", "results.json"],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            check=False,
+            timeout=1800,
+        )
         results = json.loads((where / "results.json").read_text())["results"]["results"]
     wrong = []
     for result in results:
@@ -46,8 +56,10 @@ def main() -> int:
         if (result["success"], float(result["score"])) != expected:
             wrong.append(fid)
     clean = sum(k == "clean" for k in kinds.values())
-    print(f"promptfoo ran {len(results)} tests ({clean} clean, {len(kinds) - clean} bug): "
-          f"{len(results) - len(wrong)} scored as they must, {len(wrong)} not {wrong[:5]}")
+    print(
+        f"promptfoo ran {len(results)} tests ({clean} clean, {len(kinds) - clean} bug): "
+        f"{len(results) - len(wrong)} scored as they must, {len(wrong)} not {wrong[:5]}"
+    )
     return 1 if wrong or len(results) != len(kinds) else 0
 
 

@@ -31,12 +31,28 @@ def main() -> int:
     page = args.page.resolve()
     html = page.read_text(encoding="utf-8")
     external = re.findall(r'(?:src|href)="((?:https?:)?//[^"]+)"', html)
-    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--proxy-server=127.0.0.1:9",
-                           f"--screenshot={args.png.resolve()}", f"--window-size={args.width},{args.height}",
-                           "--enable-logging=stderr", "--v=0", page.as_uri()], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--proxy-server=127.0.0.1:9",
+            f"--screenshot={args.png.resolve()}",
+            f"--window-size={args.width},{args.height}",
+            "--enable-logging=stderr",
+            "--v=0",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     failed = [line for line in proc.stderr.splitlines() if "net::ERR" in line or "Failed to load resource" in line]
-    print(f"screenshot: {args.png} ({args.png.stat().st_size if args.png.exists() else 0} bytes); "
-          f"{len(external)} external references, {len(failed)} failed loads")
+    print(
+        f"screenshot: {args.png} ({args.png.stat().st_size if args.png.exists() else 0} bytes); "
+        f"{len(external)} external references, {len(failed)} failed loads"
+    )
     for line in external + failed:
         print("  " + line)
     return 1 if external or failed or not args.png.exists() else 0

@@ -8,5 +8,6 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet -e ".[test]"
 # Lint (with import order) and types first: a failure names the file and line.
 .venv/bin/ruff check miner tests scripts
+.venv/bin/ruff format --check miner tests scripts
 .venv/bin/mypy miner tests scripts
 exec .venv/bin/python -m pytest -q "$@"

@@ -42,8 +42,20 @@ def packet(row: dict[str, Any], repo: Repo, url: str, pid: str) -> str:
         text.append(f"mined head (end of the history to follow): {repo.resolve('HEAD')}")
     else:
         text.append(f"fixes to judge: {' '.join(row['fixes'])}")
-    text += ["", "### Visible title", visible["title"], "", "### Visible description", visible["description"] or "(empty)",
-             "", "### Visible diff", "```diff", cut(visible["diff"], 300 if row["kind"] == "clean" else 250), "```", ""]
+    text += [
+        "",
+        "### Visible title",
+        visible["title"],
+        "",
+        "### Visible description",
+        visible["description"] or "(empty)",
+        "",
+        "### Visible diff",
+        "```diff",
+        cut(visible["diff"], 300 if row["kind"] == "clean" else 250),
+        "```",
+        "",
+    ]
     files = {f["path"]: f for f in visible["files"]}
     for fix in row.get("fixes") or []:
         text.append(f"### Answer: defect lines marked for fix {fix}")
@@ -58,8 +70,17 @@ def packet(row: dict[str, Any], repo: Repo, url: str, pid: str) -> str:
                     text.append(f"    {n:5d}| {lines[n - 1]}")
         meta = repo.meta(fix)
         patch = decode(repo.patch(repo.first_parent(fix), fix))[0]
-        text += ["", f"### Fix {fix}: message", meta.message.strip() if meta else "", "", f"### Fix {fix}: diff",
-                 "```diff", cut(patch, 200), "```", ""]
+        text += [
+            "",
+            f"### Fix {fix}: message",
+            meta.message.strip() if meta else "",
+            "",
+            f"### Fix {fix}: diff",
+            "```diff",
+            cut(patch, 200),
+            "```",
+            "",
+        ]
     return "\n".join(text)
 
 
@@ -78,8 +99,9 @@ def main() -> int:
     args.to.mkdir(parents=True, exist_ok=True)
     for (kind, name), rows in sorted(groups.items()):
         owner_name = urls[name].split("github.com/")[-1].replace("/", "+")
-        clone = next(p for p in (args.mirrors / owner_name / "repo", args.mirrors / owner_name, args.mirrors / name)
-                     if p.exists())
+        clone = next(
+            p for p in (args.mirrors / owner_name / "repo", args.mirrors / owner_name, args.mirrors / name) if p.exists()
+        )
         repo = Repo(clone)
         texts = [packet(row, repo, urls[name], f"{name}-{kind[0]}{n:02d}") for n, row in enumerate(rows, 1)]
         (args.to / f"{kind}-{name}.md").write_text("\n\n".join(texts) + "\n", encoding="utf-8")

@@ -24,8 +24,9 @@ def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Neither the user's git config nor their time zone may change what a test sees."""
     home = tmp_path_factory.mktemp("home")
     saved = dict(os.environ)
-    os.environ.update({"HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-                       "TZ": "America/Los_Angeles"})
+    os.environ.update(
+        {"HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "TZ": "America/Los_Angeles"}
+    )
     yield
     os.environ.clear()
     os.environ.update(saved)
@@ -35,15 +36,16 @@ def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 class Sample:
     name: str
     path: Path
-    shas: dict[str, str]          # commit id in the spec -> SHA
-    truth: dict                   # truth.yaml as loaded
+    shas: dict[str, str]  # commit id in the spec -> SHA
+    truth: dict  # truth.yaml as loaded
 
     def sha(self, cid: str) -> str:
         return self.shas[cid]
 
     def show(self, cid: str, path: str) -> bytes:
-        return subprocess.run(["git", "-C", str(self.path), "show", f"{self.sha(cid)}:{path}"],
-                              capture_output=True, check=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(self.path), "show", f"{self.sha(cid)}:{path}"], capture_output=True, check=True
+        ).stdout
 
     def truth_lines(self, defect: dict) -> list[int]:
         """The 1-based line numbers of a truth defect in its introducing commit."""
@@ -76,8 +78,9 @@ def every_clean_config() -> Config:
     The truth's clean lists follow the blame-based rules (sample_repos/README.md); the extra
     layer that distrusts changes a fix soon followed in the same files is tested on its own.
     """
-    return load_config().with_overrides(labels={"min_tier": "heuristic"},
-                                        clean={"ratio": 100.0, "min_count": 1000, "fix_window_days": 0})
+    return load_config().with_overrides(
+        labels={"min_tier": "heuristic"}, clean={"ratio": 100.0, "min_count": 1000, "fix_window_days": 0}
+    )
 
 
 @pytest.fixture(scope="session")

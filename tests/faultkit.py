@@ -71,18 +71,16 @@ class Trial:
     delay: float
     first_code: int
     first_stderr: str
-    hit: bool            # whether the signal found its target before the build ended
+    hit: bool  # whether the signal found its target before the build ended
     rerun_code: int
     rerun_stderr: str
-    same: bool           # the rerun wrote the bytes of the uninterrupted build
+    same: bool  # the rerun wrote the bytes of the uninterrupted build
     differ: tuple[str, ...] = ()  # the files that differ from the reference (a few)
 
 
-def interrupt(repo: Path, out: Path, how: str, delay: float, reference: dict[str, bytes],
-              extra: tuple[str, ...] = ()) -> Trial:
+def interrupt(repo: Path, out: Path, how: str, delay: float, reference: dict[str, bytes], extra: tuple[str, ...] = ()) -> Trial:
     """Start a build, interrupt it ``delay`` seconds in, run it again, compare with ``reference``."""
-    proc = subprocess.Popen(command(repo, out, *extra), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(command(repo, out, *extra), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     time.sleep(delay)
     hit = proc.poll() is None
     if hit:
@@ -95,12 +93,22 @@ def interrupt(repo: Path, out: Path, how: str, delay: float, reference: dict[str
         else:
             hit = _kill_one(proc, _GIT if how == "git" else _WORKER)
     _, err = proc.communicate(timeout=300)
-    rerun = subprocess.run(command(repo, out, *extra, *(["--force"] if (out / "manifest.json").exists() else [])),
-                           capture_output=True, timeout=300)
+    rerun = subprocess.run(
+        command(repo, out, *extra, *(["--force"] if (out / "manifest.json").exists() else [])), capture_output=True, timeout=300
+    )
     got = output_bytes(out) if rerun.returncode == 0 else {}
     differ = tuple(sorted(name for name in set(got) | set(reference) if got.get(name) != reference.get(name)))[:5]
-    return Trial(how, delay, proc.returncode, err.decode("utf-8", "replace"), hit, rerun.returncode,
-                 rerun.stderr.decode("utf-8", "replace"), rerun.returncode == 0 and not differ, differ)
+    return Trial(
+        how,
+        delay,
+        proc.returncode,
+        err.decode("utf-8", "replace"),
+        hit,
+        rerun.returncode,
+        rerun.stderr.decode("utf-8", "replace"),
+        rerun.returncode == 0 and not differ,
+        differ,
+    )
 
 
 _GIT = re.compile(r"^\S*git ")

@@ -68,8 +68,9 @@ def _every_version(repo: Repo, path: str) -> list[str]:
 
 
 @pytest.mark.parametrize("every", [1, 2, 3])
-def test_anchored_blame_is_git_blame_at_every_version(branchy: Path, tmp_path: Path, every: int,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_anchored_blame_is_git_blame_at_every_version(
+    branchy: Path, tmp_path: Path, every: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = Repo(branchy)
     head = repo.resolve("HEAD")
     used = _count_anchor_hits(monkeypatch)
@@ -95,13 +96,14 @@ def test_the_side_branch_line_is_blamed_in_full(branchy: Path, tmp_path: Path) -
     repo = Repo(branchy)
     head = repo.resolve("HEAD")
     anchors.save(tmp_path / "a", "main.py", build_chain(repo, head, "main.py", 2))
-    hit, = Anchored(repo, str(tmp_path / "a")).blame(head, "main.py", [36])
+    (hit,) = Anchored(repo, str(tmp_path / "a")).blame(head, "main.py", [36])
     meta = repo.meta(hit.sha)
     assert meta is not None and meta.subject == "Side change"
 
 
-def test_a_build_with_anchors_writes_the_same_bytes(samples: dict[str, Sample], tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_build_with_anchors_writes_the_same_bytes(
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repos = [s.path for s in samples.values()]
     build(repos, tmp_path / "plain", load_config(), progress=False)
     # Anchor every file any fix changes, one every two commits: as many anchors as the samples allow.
@@ -113,8 +115,9 @@ def test_a_build_with_anchors_writes_the_same_bytes(samples: dict[str, Sample], 
     assert _without_anchors(tree(tmp_path / "anchored")) == tree(tmp_path / "plain")
 
 
-def test_anchors_reach_the_workers_of_every_engine(samples: dict[str, Sample], tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_anchors_reach_the_workers_of_every_engine(
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Anchors are chosen and written by the parent; a process pool and a Dask cluster read them."""
     distributed = pytest.importorskip("distributed")
     repos = [s.path for s in samples.values()]
@@ -123,8 +126,7 @@ def test_anchors_reach_the_workers_of_every_engine(samples: dict[str, Sample], t
     build(repos, tmp_path / "inline", load_config(), progress=False)
     build(repos, tmp_path / "pool", load_config(), progress=False, jobs=2)
     with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
-        build(repos, tmp_path / "dask", load_config(), progress=False, jobs=2, executor="dask",
-              address=cluster.scheduler_address)
+        build(repos, tmp_path / "dask", load_config(), progress=False, jobs=2, executor="dask", address=cluster.scheduler_address)
     expected = tree(tmp_path / "inline")
     assert any(name.endswith("anchors.jsonl") for name in expected)
     assert tree(tmp_path / "pool") == expected
@@ -136,7 +138,8 @@ def _without_anchors(files: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def test_a_rebuild_blames_its_new_fixes_from_the_anchors_the_last_build_kept(
-        samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repos = [s.path for s in samples.values()]
     build(repos, tmp_path / "plain", load_config(), progress=False)
     monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))

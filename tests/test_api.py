@@ -25,8 +25,7 @@ def test_every_public_name_resolves() -> None:
         miner.no_such_name  # noqa: B018
 
 
-def test_the_readme_python_example_runs(samples: dict, tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_readme_python_example_runs(samples: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     section = README.read_text(encoding="utf-8").split("### From Python: `miner.open_output`", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
     shutil.copytree(samples["pyledger"].path, tmp_path / "sample_repo")

@@ -48,16 +48,21 @@ commits:
       - {edit: calc.py, replace: "xs[len(xs) - n + 1:]", with: "xs[len(xs) - n:]"}
 """
 
-PLANTED = {"issue-ref": ["#42", "GH-7", "PROJ-19"], "url": ["https://example.com"], "email": ["ann@example.com"],
-           "fix-subject": ["window_mean to respect"], "oracle-comment": ["FIXME"]}
+PLANTED = {
+    "issue-ref": ["#42", "GH-7", "PROJ-19"],
+    "url": ["https://example.com"],
+    "email": ["ann@example.com"],
+    "fix-subject": ["window_mean to respect"],
+    "oracle-comment": ["FIXME"],
+}
 
 
 @dataclass(frozen=True)
 class Planted:
     repo: Path
     shas: dict[str, str]
-    stripped: Path      # built with the defaults
-    raw: Path           # built with strip.enabled: false
+    stripped: Path  # built with the defaults
+    raw: Path  # built with strip.enabled: false
 
     def fixture(self, out: Path) -> str:
         manifest = json.loads((out / "manifest.json").read_text())
@@ -199,7 +204,8 @@ def test_bad_inputs_are_one_line_and_exit_2(planted: Planted, tmp_path: Path) ->
     other = tmp_path / "other"
     (other / "spec").mkdir(parents=True)
     (other / "spec" / "spec.yaml").write_text(
-        "commits:\n  - id: a\n    message: m\n    changes:\n      - {write: a.py, content: 'x = 1'}\n")
+        "commits:\n  - id: a\n    message: m\n    changes:\n      - {write: a.py, content: 'x = 1'}\n"
+    )
     build_repo(other / "spec", other / "repo")
     code, _, err = audit(str(planted.stripped), "--repo", str(other / "repo"))
     assert code == 2 and err.count("\n") == 1 and "none of the repositories" in err
@@ -223,13 +229,27 @@ def test_commit_ids_in_the_change_go_and_the_base_stays_as_it_was(tmp_path: Path
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     first = commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Start", "2022-01-03T10:00:00Z")
-    old = commit(repo, {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n".encode()},
-                 "Note where one came from", "2022-01-04T10:00:00Z")
-    intro = commit(repo, {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n\n\n"
-                                     f"def two():\n    return 3  # doubles, as {old[:9]} did\n".encode()},
-                   f"Add two, in the style of {old[:12]}", "2022-02-01T10:00:00Z")
-    commit(repo, {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n\n\n"
-                             f"def two():\n    return 2\n".encode()}, "Fix two returning three", "2023-06-01T10:00:00Z")
+    old = commit(
+        repo,
+        {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n".encode()},
+        "Note where one came from",
+        "2022-01-04T10:00:00Z",
+    )
+    intro = commit(
+        repo,
+        {
+            "calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n\n\n"
+            f"def two():\n    return 3  # doubles, as {old[:9]} did\n".encode()
+        },
+        f"Add two, in the style of {old[:12]}",
+        "2022-02-01T10:00:00Z",
+    )
+    commit(
+        repo,
+        {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n\n\ndef two():\n    return 2\n".encode()},
+        "Fix two returning three",
+        "2023-06-01T10:00:00Z",
+    )
     out, raw = tmp_path / "out", tmp_path / "raw"
     build([repo], out, load_config(), progress=False)
     build([repo], raw, load_config().with_overrides(strip={"enabled": False}), progress=False)

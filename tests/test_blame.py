@@ -18,11 +18,19 @@ CONFIG = load_config()
 A, B, ROOT, FIX = "a" * 40, "b" * 40, "c" * 40, "f" * 40
 
 
-def meta(sha: str, parents: tuple[str, ...] = (ROOT,), lines: int = 10, author: str = "Ann",
-         message: str = "Change things") -> CommitMeta:
-    return CommitMeta(sha=sha, parents=parents, author_name=author, author_email="ann@example.com",
-                      author_time=0, committer_time=0, message=message,
-                      files=(FileStat(path="x.py", added=lines, removed=0),))
+def meta(
+    sha: str, parents: tuple[str, ...] = (ROOT,), lines: int = 10, author: str = "Ann", message: str = "Change things"
+) -> CommitMeta:
+    return CommitMeta(
+        sha=sha,
+        parents=parents,
+        author_name=author,
+        author_email="ann@example.com",
+        author_time=0,
+        committer_time=0,
+        message=message,
+        files=(FileStat(path="x.py", added=lines, removed=0),),
+    )
 
 
 METAS = {A: meta(A), B: meta(B), ROOT: meta(ROOT, parents=()), "d" * 40: meta("d" * 40, author="dependabot[bot]")}
@@ -58,8 +66,10 @@ class NoCosmetic:
 
 
 def traced(*pairs: tuple[str, int], added_only: bool = False) -> list[Traced]:
-    return [Traced(BlameHit(final_line=i, sha=sha, orig_path="x.py", orig_line=line), added_only, ())
-            for i, (sha, line) in enumerate(pairs, 1)]
+    return [
+        Traced(BlameHit(final_line=i, sha=sha, orig_path="x.py", orig_line=line), added_only, ())
+        for i, (sha, line) in enumerate(pairs, 1)
+    ]
 
 
 def fix(link: str = "keyword", named: tuple[str, ...] = ()) -> FixCommit:
@@ -91,8 +101,9 @@ def test_plurality_and_ties() -> None:
 def test_a_much_older_candidate_is_the_weak_tier() -> None:
     year = 365 * 86400
     old = {**METAS, FIX: meta(FIX, parents=(A,))}
-    late = FixCommit(meta=meta(FIX, parents=(A,), message="Fix it").model_copy(update={"committer_time": 3 * year}),
-                     link="keyword")
+    late = FixCommit(
+        meta=meta(FIX, parents=(A,), message="Fix it").model_copy(update={"committer_time": 3 * year}), link="keyword"
+    )
     (label,) = decide(late, traced((A, 4), (A, 5)), old.get, CONFIG, NoCosmetic())
     assert (label.intro, label.tier) == (A, "weak")  # three years old: maybe a victim line
     soon = late.model_copy(update={"meta": late.meta.model_copy(update={"committer_time": year})})
@@ -157,8 +168,7 @@ def dated(sha: str, day: int) -> CommitMeta:
 def test_unanimous_and_written_from_scratch_is_blame_with_its_evidence() -> None:
     (label,) = run(fix(), traced((A, 4), (A, 5)))
     ev = label.defects[0].evidence
-    assert (label.tier, ev.reasons, ev.lines_authored, ev.prior, ev.age_days) == (
-        "blame", ("unanimous", "authored"), 2, (), 0)
+    assert (label.tier, ev.reasons, ev.lines_authored, ev.prior, ev.age_days) == ("blame", ("unanimous", "authored"), 2, (), 0)
 
 
 def test_a_rewrite_of_lines_written_shortly_before_is_plurality() -> None:
@@ -169,7 +179,12 @@ def test_a_rewrite_of_lines_written_shortly_before_is_plurality() -> None:
     (label,) = decide(late, traced((A, 4), (A, 5)), metas.get, CONFIG, history)
     ev = label.defects[0].evidence
     assert (label.intro, label.tier, ev.reasons, ev.lines_authored, ev.prior) == (
-        A, "plurality", ("unanimous", "rewrote", "recent_prior"), 0, (B,))
+        A,
+        "plurality",
+        ("unanimous", "rewrote", "recent_prior"),
+        0,
+        (B,),
+    )
     # The second blame ran where the candidate left the lines, looking past it.
     assert history.calls == [(A, "x.py", (4, 5), (A,))]
     # Lines that had stood for years before A rewrote them: A changed them, the evidence is strong.
@@ -308,22 +323,25 @@ def test_lines_a_change_only_moved_are_not_its_defects() -> None:
 def test_a_rewrite_that_kept_what_the_fix_changed_is_inherited() -> None:
     # A rewrote "if n > 0:" into "if n > 0 and ready:"; the fix changes the "n > 0" it kept.
     history = Texts({(A, "x.py"): "if n > 0 and ready:\n"}, {A: {"x.py": ("if n > 0:",)}})
-    kept = FixText(removed=("if n > 0 and ready:",), added=("if n >= 0 and ready:",),
-                   added_at=(("x.py", ("if n >= 0 and ready:",)),))
+    kept = FixText(
+        removed=("if n > 0 and ready:",), added=("if n >= 0 and ready:",), added_at=(("x.py", ("if n >= 0 and ready:",)),)
+    )
     t = [Traced(BlameHit(final_line=1, sha=A, orig_path="x.py", orig_line=1), False, (), "x.py")]
     (label,) = decide(fix(), t, METAS.get, CONFIG, history, kept)
     assert (label.tier, label.defects[0].evidence.reasons) == ("weak", ("unanimous", "rewrote", "inherited"))
     # The fix changes what A wrote: A's.
-    own = FixText(removed=("if n > 0 and ready:",), added=("if n > 0 and ready():",),
-                  added_at=(("x.py", ("if n > 0 and ready():",)),))
+    own = FixText(
+        removed=("if n > 0 and ready:",), added=("if n > 0 and ready():",), added_at=(("x.py", ("if n > 0 and ready():",)),)
+    )
     (label,) = decide(fix(), t, METAS.get, CONFIG, history, own)
     assert label.tier in ("blame", "plurality") and "inherited" not in label.defects[0].evidence.reasons
 
 
 def test_a_fix_that_restores_the_replaced_text_is_strong_evidence() -> None:
     history = Texts({(A, "x.py"): "return start + size - 1\n"}, {A: {"x.py": ("return start + size",)}})
-    back = FixText(removed=("return start + size - 1",), added=("return start + size",),
-                   added_at=(("x.py", ("return start + size",)),))
+    back = FixText(
+        removed=("return start + size - 1",), added=("return start + size",), added_at=(("x.py", ("return start + size",)),)
+    )
     t = [Traced(BlameHit(final_line=1, sha=A, orig_path="x.py", orig_line=1), False, (), "x.py")]
     (label,) = decide(fix(), t, METAS.get, CONFIG, history, back)
     assert (label.tier, label.defects[0].evidence.reasons) == ("blame", ("unanimous", "rewrote", "restores"))

@@ -67,8 +67,7 @@ def test_clean_fixtures_are_exactly_the_clean_commits(samples: dict[str, Sample]
         assert clean == set(sample.truth["clean"]), name
 
 
-def test_never_commits_never_appear(samples: dict[str, Sample], full_build: dict[str, Path],
-                                    default_build: Path) -> None:
+def test_never_commits_never_appear(samples: dict[str, Sample], full_build: dict[str, Path], default_build: Path) -> None:
     default = answers(default_build)
     for name, sample in samples.items():
         heads = set(answers(full_build[name])) | set(default)
@@ -88,7 +87,8 @@ def test_unlabelled_fixes_are_dropped_with_their_reason(samples: dict[str, Sampl
 
 
 def test_demoted_labels_stay_below_the_default_tiers_with_their_reason(
-        samples: dict[str, Sample], full_build: dict[str, Path], default_build: Path) -> None:
+    samples: dict[str, Sample], full_build: dict[str, Path], default_build: Path
+) -> None:
     default = answers(default_build)
     for name, sample in samples.items():
         found = answers(full_build[name])
@@ -126,8 +126,9 @@ def test_default_output_keeps_only_tiers_up_to_blame(samples: dict[str, Sample],
             assert present == (defect["evidence"] != "added-only"), f"{sample.name}: {defect['case']}"
 
 
-def test_visible_files_hold_no_sha_link_issue_or_email(samples: dict[str, Sample], default_build: Path,
-                                                       full_build: dict[str, Path]) -> None:
+def test_visible_files_hold_no_sha_link_issue_or_email(
+    samples: dict[str, Sample], default_build: Path, full_build: dict[str, Path]
+) -> None:
     prefixes = {sha[:7] for s in samples.values() for sha in all_shas(s.path)}
     for out in [default_build, *full_build.values()]:
         for visible in sorted((out / "visible").glob("*.json")):
@@ -172,8 +173,9 @@ def test_visible_contents_give_back_the_exact_bytes(samples: dict[str, Sample], 
             for f in visible["files"]:
                 if f["omitted"] or f["after"] is None:
                     continue
-                blob = subprocess.run(["git", "-C", str(sample.path), "show", f"{head}:{f['path']}"],
-                                      capture_output=True, check=True).stdout
+                blob = subprocess.run(
+                    ["git", "-C", str(sample.path), "show", f"{head}:{f['path']}"], capture_output=True, check=True
+                ).stdout
                 assert f["after"].encode(f["encoding"]) == blob, f"{name}: {f['path']}"
                 checked_latin1 += f["encoding"] == "latin-1"
     assert checked_latin1 >= 1, "no sample fixture carries a non-UTF-8 file"
@@ -193,8 +195,7 @@ def _files(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
-def test_a_rebuild_from_the_cache_writes_the_same_bytes(samples: dict[str, Sample], tmp_path: Path,
-                                                        default_build: Path) -> None:
+def test_a_rebuild_from_the_cache_writes_the_same_bytes(samples: dict[str, Sample], tmp_path: Path, default_build: Path) -> None:
     """Labels come back from the cache exactly as they were made: the evidence a label's defects
     share is kept once, and a cache written whole (before that) still reads."""
     repos = [s.path for s in samples.values()]
@@ -223,8 +224,9 @@ def test_a_rebuild_from_the_cache_writes_the_same_bytes(samples: dict[str, Sampl
     assert _files(out) == expected
 
 
-def test_a_newer_miner_labels_and_strips_afresh(samples: dict[str, Sample], tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_newer_miner_labels_and_strips_afresh(
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What an older miner labelled or let through a strip is not handed on by a newer one."""
     import miner.cache
 
@@ -238,8 +240,7 @@ def test_a_newer_miner_labels_and_strips_afresh(samples: dict[str, Sample], tmp_
     assert json.loads((out / "manifest.json").read_text())["visible_key"] != old_key
 
 
-def test_fixture_ids_are_stable_and_opaque(samples: dict[str, Sample], default_build: Path,
-                                           full_build: dict[str, Path]) -> None:
+def test_fixture_ids_are_stable_and_opaque(samples: dict[str, Sample], default_build: Path, full_build: dict[str, Path]) -> None:
     """The same repository and commit give the same id in every build, and the id shows no SHA."""
     default_answers = answers(default_build)
     shared = 0
@@ -258,8 +259,9 @@ def test_manifest_records_provenance(samples: dict[str, Sample], default_build: 
     repos = {r["name"]: r for r in manifest["repositories"]}
     assert set(repos) == set(samples)
     for name, sample in samples.items():
-        head = subprocess.run(["git", "-C", str(sample.path), "rev-parse", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(sample.path), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         assert repos[name]["head"] == head
         assert repos[name]["dropped"]["walk"] is not None
         assert sum(repos[name]["dropped"]["clean"].values()) > 0
@@ -308,8 +310,7 @@ def test_young_commits_are_clean_only_when_the_window_is_lowered(samples: dict[s
 
     sample = samples["gokv"]
     names = {v: k for k, v in sample.shas.items()}
-    build([sample.path], tmp_path / "short", every_clean_config().with_overrides(clean={"wait_days": 30}),
-          progress=False)
+    build([sample.path], tmp_path / "short", every_clean_config().with_overrides(clean={"wait_days": 30}), progress=False)
     short = {names[h]: a for h, a in answers(tmp_path / "short").items() if a["kind"] == "clean"}
     young = {cid for cid, a in short.items() if a["observed_days"] < 365}
     assert young, "lowering the window admits younger clean commits"
@@ -330,28 +331,33 @@ def test_survival_agrees_with_blame_at_head(samples: dict[str, Sample], full_bui
         for head, answer in answers(full_build[name]).items():
             if answer["kind"] != "clean":
                 continue
-            numstat = subprocess.run([*git, "show", "--numstat", "--format=", "-M", head],
-                                     capture_output=True, text=True, check=True).stdout.split("\n")
+            numstat = subprocess.run(
+                [*git, "show", "--numstat", "--format=", "-M", head], capture_output=True, text=True, check=True
+            ).stdout.split("\n")
             if any("=>" in line for line in numstat):
                 continue  # a rename: blame at HEAD gives the moved lines to their first author
-            added = {p: int(a) for a, _, p in (line.split("\t") for line in numstat if line)
-                     if a != "-" and int(a) and path_kind(p, paths) == "source"}
-            at_head = subprocess.run([*git, "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True,
-                                     text=True, check=True).stdout.split()
+            added = {
+                p: int(a)
+                for a, _, p in (line.split("\t") for line in numstat if line)
+                if a != "-" and int(a) and path_kind(p, paths) == "source"
+            }
+            at_head = subprocess.run(
+                [*git, "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True, text=True, check=True
+            ).stdout.split()
             if not added or not set(added) <= set(at_head):
                 continue
             standing = 0
             for path in added:
-                blame = subprocess.run([*git, "blame", "--porcelain", "HEAD", "--", path], capture_output=True,
-                                       check=True).stdout.decode("latin-1")
+                blame = subprocess.run(
+                    [*git, "blame", "--porcelain", "HEAD", "--", path], capture_output=True, check=True
+                ).stdout.decode("latin-1")
                 standing += sum(1 for line in blame.split("\n") if line.startswith(head + " "))
             assert answer["survival"] == round(standing / sum(added.values()), 4), f"{name}: {head[:8]}"
             checked += 1
     assert checked >= 10
 
 
-def test_a_fix_in_the_same_files_soon_after_keeps_a_change_out_of_clean(samples: dict[str, Sample],
-                                                                        tmp_path: Path) -> None:
+def test_a_fix_in_the_same_files_soon_after_keeps_a_change_out_of_clean(samples: dict[str, Sample], tmp_path: Path) -> None:
     """With the default window, clean fixtures are the truth's clean commits less exactly those that a
     fix commit followed within 365 days in one of their source files (worked out here from git log)."""
     from conftest import every_clean_config
@@ -367,8 +373,12 @@ def test_a_fix_in_the_same_files_soon_after_keeps_a_change_out_of_clean(samples:
         build([sample.path], out, config, progress=False)
         names = {v: k for k, v in sample.shas.items()}
         clean = {names[h] for h, a in answers(out).items() if a["kind"] == "clean"}
-        log = subprocess.run(["git", "-C", str(sample.path), "log", "--no-merges", "-M", "--name-only",
-                              "--format=%x00%H %ct%n%B%x01"], capture_output=True, text=True, check=True).stdout
+        log = subprocess.run(
+            ["git", "-C", str(sample.path), "log", "--no-merges", "-M", "--name-only", "--format=%x00%H %ct%n%B%x01"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         commits = []
         for record in log.split("\x00")[1:]:
             head, _, rest = record.partition("\n")
@@ -388,7 +398,8 @@ def test_a_fix_in_the_same_files_soon_after_keeps_a_change_out_of_clean(samples:
 
 
 def test_a_revert_of_a_revert_is_looked_through_to_the_change_it_reapplied(
-        samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
+    samples: dict[str, Sample], full_build: dict[str, Path]
+) -> None:
     """pyledger: reland-cache-balances reverts the revert of cache-balances. Blame of the later fix
     lands on the re-land; the label goes to cache-balances, and the re-land is neither a fix nor clean."""
     sample = samples["pyledger"]

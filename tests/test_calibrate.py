@@ -110,21 +110,23 @@ def figures(s: dict[str, object]) -> tuple[object, ...]:
     return tuple(s[k] for k in ("labels", "correct", "precision", "recall", "yield", "f1"))
 
 
-def test_scope_keeps_only_trailers_that_can_be_scored(result: Calibration,
-                                                      trailers: tuple[Path, dict[str, str]]) -> None:
+def test_scope_keeps_only_trailers_that_can_be_scored(result: Calibration, trailers: tuple[Path, dict[str, str]]) -> None:
     shas = trailers[1]
     assert set(result.truths) == {shas[f] for f in ("fix_parse", "fix_total", "fix_mixed", "fix_tie")}
     assert result.truths[shas["fix_total"]].named == (shas["c_total"],)
-    assert dict(result.out_of_scope) == {"fix_out_of_scope": 2, "trailer_no_shared_changed_file": 1,
-                                         "trailer_unknown_commit": 1}
+    assert dict(result.out_of_scope) == {"fix_out_of_scope": 2, "trailer_no_shared_changed_file": 1, "trailer_unknown_commit": 1}
     assert result.trailer_fixes == 6
 
 
 def test_labels_are_made_blind_to_the_trailers(result: Calibration, trailers: tuple[Path, dict[str, str]]) -> None:
     shas = trailers[1]
     got = {lab.fix: (lab.intro, lab.tier) for lab in result.labels}
-    assert got == {shas["fix_parse"]: (shas["c_parse"], "blame"), shas["fix_total"]: (shas["c_wrap"], "plurality"),
-                   shas["fix_mixed"]: (shas["c_scale"], "plurality"), shas["fix_tie"]: (shas["c_b"], "weak")}
+    assert got == {
+        shas["fix_parse"]: (shas["c_parse"], "blame"),
+        shas["fix_total"]: (shas["c_wrap"], "plurality"),
+        shas["fix_mixed"]: (shas["c_scale"], "plurality"),
+        shas["fix_tie"]: (shas["c_b"], "weak"),
+    }
 
 
 def test_exact_figures_per_tier_default_and_best(result: Calibration) -> None:
@@ -146,8 +148,13 @@ def test_ceiling_bounds_what_any_gate_on_these_answers_could_reach(result: Calib
     # gives precision 1, recall 2 of 4 pairs.
     c = result.ceiling()
     assert (c.in_reach, c.answered_right, c.answered_wrong, c.right_pairs) == (3, 2, 2, 2)
-    assert result.to_json()["ceiling"] == {"in_reach": 0.75, "answered_right": 0.5, "precision_bar": 0.9,
-                                           "yield_at_bar": 0.5, "f1_gated": 0.6667}
+    assert result.to_json()["ceiling"] == {
+        "in_reach": 0.75,
+        "answered_right": 0.5,
+        "precision_bar": 0.9,
+        "yield_at_bar": 0.5,
+        "f1_gated": 0.6667,
+    }
     assert c.yield_at(0.5) == 1.0  # at precision .5, each right answer allows one wrong one
 
 

@@ -9,17 +9,38 @@ from miner.records import CommitMeta, FileStat
 CONFIG = load_config()
 
 
-@pytest.mark.parametrize("path,kind", [
-    ("src/app.py", "source"), ("README.md", "docs"), ("docs/guide/x.py", "docs"), ("tests/test_a.py", "tests"),
-    ("pkg/a_test.go", "tests"), ("test-data/unit/check-classes.test", "tests"),
-    ("mypyc/test-data/run.test", "tests"), ("src/x.test.ts", "tests"), ("vendor/lib/x.go", "vendored"),
-    ("third_party/a.c", "vendored"), ("api/x_pb2.py", "generated"), ("static/app.min.js", "vendored"),
-    ("package-lock.json", "lockfile"), ("go.sum", "lockfile"), ("Makefile", "config"),
-    ("man/man8/ip-tunnel.8", "docs"), ("examples/app/main.go", "docs"), ("include/uapi/linux/if.h", "vendored"),
-    ("src/lib.rs", "source"), ("packages/core/src/index.ts", "source"), ("Gruntfile.js", "config"),
-    ("eslint.config.js", "config"), ("pkg/brew/tool.rb", "config"), ("jq.1.prebuilt", "generated"),
-    ("sig/v1.6/jq.asc", "generated"), ("bench/runs/raw.csv", "tests"), ("runs/raw.csv", "docs"),
-])
+@pytest.mark.parametrize(
+    "path,kind",
+    [
+        ("src/app.py", "source"),
+        ("README.md", "docs"),
+        ("docs/guide/x.py", "docs"),
+        ("tests/test_a.py", "tests"),
+        ("pkg/a_test.go", "tests"),
+        ("test-data/unit/check-classes.test", "tests"),
+        ("mypyc/test-data/run.test", "tests"),
+        ("src/x.test.ts", "tests"),
+        ("vendor/lib/x.go", "vendored"),
+        ("third_party/a.c", "vendored"),
+        ("api/x_pb2.py", "generated"),
+        ("static/app.min.js", "vendored"),
+        ("package-lock.json", "lockfile"),
+        ("go.sum", "lockfile"),
+        ("Makefile", "config"),
+        ("man/man8/ip-tunnel.8", "docs"),
+        ("examples/app/main.go", "docs"),
+        ("include/uapi/linux/if.h", "vendored"),
+        ("src/lib.rs", "source"),
+        ("packages/core/src/index.ts", "source"),
+        ("Gruntfile.js", "config"),
+        ("eslint.config.js", "config"),
+        ("pkg/brew/tool.rb", "config"),
+        ("jq.1.prebuilt", "generated"),
+        ("sig/v1.6/jq.asc", "generated"),
+        ("bench/runs/raw.csv", "tests"),
+        ("runs/raw.csv", "docs"),
+    ],
+)
 def test_path_kind(path: str, kind: str) -> None:
     assert path_kind(path, CONFIG.paths) == kind
 
@@ -29,53 +50,73 @@ def test_generated_marker() -> None:
     assert not has_generated_marker(b"package x\n", CONFIG.paths)
 
 
-@pytest.mark.parametrize("message,link", [
-    ("Fix crash on empty input", "keyword"),
-    ("parser: handle EOF\n\nFixes a bug where ...", "keyword"),
-    ("Add prefix option", None),
-    ("Prefix handling for suffixes", None),          # 'fix' inside a word is not the word
-    ("docs: fix typo in README", None),
-    ("Fix typo in comment", None),
-    ("Bump lodash from 4.17.20 to 4.17.21 (fixes CVE)", None),
-])
+@pytest.mark.parametrize(
+    "message,link",
+    [
+        ("Fix crash on empty input", "keyword"),
+        ("parser: handle EOF\n\nFixes a bug where ...", "keyword"),
+        ("Add prefix option", None),
+        ("Prefix handling for suffixes", None),  # 'fix' inside a word is not the word
+        ("docs: fix typo in README", None),
+        ("Fix typo in comment", None),
+        ("Bump lodash from 4.17.20 to 4.17.21 (fixes CVE)", None),
+    ],
+)
 def test_fix_keywords(message: str, link: str | None) -> None:
     assert fix_link(message, CONFIG.fixes)[0] == link
 
 
 def test_explicit_links() -> None:
-    assert fix_link("net: stop leak\n\nFixes: 1a2b3c4d5e6f (\"net: add\")\n", CONFIG.fixes)[:2] == \
-        ("trailer", ("1a2b3c4d5e6f",))
-    assert fix_link('Revert "x"\n\nThis reverts commit ABCDEF1234567.\n', CONFIG.fixes)[:2] == \
-        ("revert", ("abcdef1234567",))
+    assert fix_link('net: stop leak\n\nFixes: 1a2b3c4d5e6f ("net: add")\n', CONFIG.fixes)[:2] == ("trailer", ("1a2b3c4d5e6f",))
+    assert fix_link('Revert "x"\n\nThis reverts commit ABCDEF1234567.\n', CONFIG.fixes)[:2] == ("revert", ("abcdef1234567",))
 
 
 def test_bots() -> None:
     def meta(name: str, email: str) -> CommitMeta:
-        return CommitMeta(sha="0" * 40, parents=(), author_name=name, author_email=email, author_time=0,
-                          committer_time=0, message="x", files=())
+        return CommitMeta(
+            sha="0" * 40, parents=(), author_name=name, author_email=email, author_time=0, committer_time=0, message="x", files=()
+        )
 
     assert is_bot(meta("dependabot[bot]", "49699333+dependabot[bot]@users.noreply.github.com"), CONFIG)
     assert not is_bot(meta("Alice", "alice@example.com"), CONFIG)
 
 
 def commit(n: int, subject: str, *paths: str) -> CommitMeta:
-    return CommitMeta(sha=f"{n:040x}", parents=("p" * 40,), author_name="Ann", author_email="a@example.com",
-                      author_time=n, committer_time=n, message=subject + "\n",
-                      files=tuple(FileStat(path=p, added=1, removed=0) for p in paths))
+    return CommitMeta(
+        sha=f"{n:040x}",
+        parents=("p" * 40,),
+        author_name="Ann",
+        author_email="a@example.com",
+        author_time=n,
+        committer_time=n,
+        message=subject + "\n",
+        files=tuple(FileStat(path=p, added=1, removed=0) for p in paths),
+    )
 
 
 def test_vendored_trees_are_found_by_their_sync_commits() -> None:
     own = [commit(n, f"Work {n}", "lib/app.py") for n in range(40)]
-    syncs = [commit(100, "Update urllib3 to 1.13", "lib/packages/urllib3/a.py", "lib/packages/urllib3/b.py", "HISTORY.md"),
-             commit(101, "Upgrade urllib3 to 7fcfcd08a6a2", "lib/packages/urllib3/a.py"),
-             commit(102, "Use a logger in urllib3", "lib/packages/urllib3/b.py"),          # a local patch
-             commit(103, "libx: nvme: update to nvme-cli v1.9", "libx/nvme/ioctl.c", "libx/nvme/nvme.h"),
-             commit(104, "refresh kernel-doc from kernel sources", "docs/tools/kernel-doc.pl")]
+    syncs = [
+        commit(100, "Update urllib3 to 1.13", "lib/packages/urllib3/a.py", "lib/packages/urllib3/b.py", "HISTORY.md"),
+        commit(101, "Upgrade urllib3 to 7fcfcd08a6a2", "lib/packages/urllib3/a.py"),
+        commit(102, "Use a logger in urllib3", "lib/packages/urllib3/b.py"),  # a local patch
+        commit(103, "libx: nvme: update to nvme-cli v1.9", "libx/nvme/ioctl.c", "libx/nvme/nvme.h"),
+        commit(104, "refresh kernel-doc from kernel sources", "docs/tools/kernel-doc.pl"),
+    ]
     assert vendored_trees(own + syncs, CONFIG.paths) == ["lib/packages/urllib3/**", "libx/nvme/**"]
     # Two synced trees in one directory make it a vendor directory.
     chardet = commit(105, "Update chardet to 3.0.2", "lib/packages/chardet/c.py")
     assert vendored_trees(own + syncs + [chardet], CONFIG.paths) == ["lib/packages/**", "libx/nvme/**"]
     # The project's own release, a tree the subject does not name, a tree changed mostly by others.
-    assert vendored_trees(own + [commit(200, "Bump version to 1.2.3", "lib/version.py"),
-                                 commit(201, "Update the parser to 2.0 grammar", "lib/app.py"),
-                                 commit(202, "Update app to v2.1", "lib/app.py")], CONFIG.paths) == []
+    assert (
+        vendored_trees(
+            own
+            + [
+                commit(200, "Bump version to 1.2.3", "lib/version.py"),
+                commit(201, "Update the parser to 2.0 grammar", "lib/app.py"),
+                commit(202, "Update app to v2.1", "lib/app.py"),
+            ],
+            CONFIG.paths,
+        )
+        == []
+    )

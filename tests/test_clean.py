@@ -15,11 +15,25 @@ DAY = 86400
 NOW = 1000 * DAY
 
 
-def meta(sha: str, *, days_old: int = 400, paths: tuple[str, ...] = ("src/a.py",), lines: int = 10,
-         author: str = "Ann", parents: tuple[str, ...] = ("p" * 40,)) -> CommitMeta:
-    return CommitMeta(sha=sha, parents=parents, author_name=author, author_email="a@example.com",
-                      author_time=NOW - days_old * DAY, committer_time=NOW - days_old * DAY, message="Work",
-                      files=tuple(FileStat(path=p, added=lines, removed=0) for p in paths))
+def meta(
+    sha: str,
+    *,
+    days_old: int = 400,
+    paths: tuple[str, ...] = ("src/a.py",),
+    lines: int = 10,
+    author: str = "Ann",
+    parents: tuple[str, ...] = ("p" * 40,),
+) -> CommitMeta:
+    return CommitMeta(
+        sha=sha,
+        parents=parents,
+        author_name=author,
+        author_email="a@example.com",
+        author_time=NOW - days_old * DAY,
+        committer_time=NOW - days_old * DAY,
+        message="Work",
+        files=tuple(FileStat(path=p, added=lines, removed=0) for p in paths),
+    )
 
 
 def reason(m: CommitMeta, blamed: set[str] = frozenset(), fixes: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
@@ -34,8 +48,9 @@ def test_each_rule() -> None:
     assert reason(meta("a"), blamed={"a"}) == "blamed_by_fix"
     assert reason(meta("a", paths=("docs/x.md", "tests/test_a.py"))) == "no_source_change"
     assert reason(meta("a", lines=801)) == "too_large"
-    deletion = meta("a").model_copy(update={"files": (FileStat(path="src/a.py", added=0, removed=9),
-                                                      FileStat(path="tests/test_a.py", added=4, removed=0))})
+    deletion = meta("a").model_copy(
+        update={"files": (FileStat(path="src/a.py", added=0, removed=9), FileStat(path="tests/test_a.py", added=4, removed=0))}
+    )
     assert reason(deletion) == "deletion_only"
     assert reason(meta("a", paths=("src/a.py", "src/caf\udce9.py"))) == "non_utf8_path"  # b"caf\xe9.py"
     assert reason(meta("a", days_old=364)) == "too_young"
@@ -58,8 +73,9 @@ def test_sample_is_seeded_and_counts_what_it_leaves() -> None:
 def test_reformats_are_skipped_in_the_sample() -> None:
     commits = [meta(f"{i:040x}") for i in range(10)]
     dropped: Counter[str] = Counter()
-    picks = pick_clean(commits, 10, CONFIG, NOW, set(), set(),
-                       lambda m: "whitespace_only" if m.sha.endswith("3") else None, dropped)
+    picks = pick_clean(
+        commits, 10, CONFIG, NOW, set(), set(), lambda m: "whitespace_only" if m.sha.endswith("3") else None, dropped
+    )
     assert len(picks) == 9 and dropped["whitespace_only"] == 1
 
 
@@ -80,8 +96,9 @@ def test_stratified_sample_matches_the_bug_strata() -> None:
     picks = pick_clean(small + large, 8, CONFIG, NOW, set(), set(), lambda m: None, Counter(), match=bugs)
     sizes = Counter(p.stratum.split("/")[0] for p in picks)
     assert sizes == {"201+": 6, "1-5": 2}
-    again = pick_clean(list(reversed(small + large)), 8, CONFIG, NOW, set(), set(), lambda m: None, Counter(),
-                       match=list(reversed(bugs)))
+    again = pick_clean(
+        list(reversed(small + large)), 8, CONFIG, NOW, set(), set(), lambda m: None, Counter(), match=list(reversed(bugs))
+    )
     assert [p.sha for p in again] == [p.sha for p in picks]
 
 
@@ -98,9 +115,9 @@ def test_a_fix_soon_after_in_the_same_file_is_a_reason() -> None:
     from miner.clean import FixTouches
 
     change = meta("c" * 40, days_old=800, paths=("src/a.py",))
-    fix = meta("f" * 40, days_old=700, paths=("src/a.py",))        # 100 days later, same file
-    other = meta("e" * 40, days_old=700, paths=("src/b.py",))      # same time, another file
-    late = meta("d" * 40, days_old=300, paths=("src/a.py",))       # 500 days later
+    fix = meta("f" * 40, days_old=700, paths=("src/a.py",))  # 100 days later, same file
+    other = meta("e" * 40, days_old=700, paths=("src/b.py",))  # same time, another file
+    late = meta("d" * 40, days_old=300, paths=("src/a.py",))  # 500 days later
     assert reason(change) is None
     assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([fix])) == "fix_followed_nearby"
     assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([late])) is None
@@ -114,8 +131,9 @@ def test_a_fix_soon_after_in_the_same_file_is_a_reason() -> None:
 
 
 def diff(path: str, added: list[str], removed: list[str] = (), *, link: bool = False) -> FileDiff:  # type: ignore[assignment]
-    return FileDiff(old_path=path, new_path=path, link=link, added=tuple(enumerate(added, 1)),
-                    removed=tuple(enumerate(removed, 1)))
+    return FileDiff(
+        old_path=path, new_path=path, link=link, added=tuple(enumerate(added, 1)), removed=tuple(enumerate(removed, 1))
+    )
 
 
 def sides(before: str, after: str):
@@ -125,12 +143,20 @@ def sides(before: str, after: str):
 def test_unreviewable_changes() -> None:
     code = "def f(x):\n    return x + 1\n"
     two = "def f(x):\n    y = x * 2\n    return y + 1\n"
-    assert unreviewable([diff("src/a.py", ["    y = x * 2", "    return y + 1"], ["    return x + 1"])],
-                        sides(code, two), CONFIG) is None
+    assert (
+        unreviewable([diff("src/a.py", ["    y = x * 2", "    return y + 1"], ["    return x + 1"])], sides(code, two), CONFIG)
+        is None
+    )
     # One line of code changed is no pull request a reviewer judges (clean.min_code_lines).
     assert unreviewable([diff("src/a.py", ["    return x + 2"])], sides(code, code.replace("1", "2")), CONFIG) == "too_small"
-    assert unreviewable([diff("src/a.py", ["    return x + 2"])], sides(code, code.replace("1", "2")),
-                        CONFIG.with_overrides(clean={"min_code_lines": 1})) is None
+    assert (
+        unreviewable(
+            [diff("src/a.py", ["    return x + 2"])],
+            sides(code, code.replace("1", "2")),
+            CONFIG.with_overrides(clean={"min_code_lines": 1}),
+        )
+        is None
+    )
     commented = code.replace("def f(x):", "def f(x):\n    # add one")
     assert unreviewable([diff("src/a.py", ["    # add one"])], sides(code, commented), CONFIG) == "layout_only"
     requoted = ("x = 'a'\n", 'x = "a"\n')
@@ -138,29 +164,38 @@ def test_unreviewable_changes() -> None:
     typed = ("def f(x):\n    return x\n", "def f(x: int) -> int:\n    return x\n")
     assert unreviewable([diff("src/a.py", ["def f(x: int) -> int:"], ["def f(x):"])], sides(*typed), CONFIG) == "types_only"
     assert unreviewable([diff("vendor/x", ["Subproject commit 1"], link=True)], sides("", ""), CONFIG) == "no_source_change"
-    assert unreviewable([diff("lib/sub", ["Subproject commit 2"], ["Subproject commit 1"], link=True)],
-                        sides("", ""), CONFIG) == "submodule_only"
+    assert (
+        unreviewable([diff("lib/sub", ["Subproject commit 2"], ["Subproject commit 1"], link=True)], sides("", ""), CONFIG)
+        == "submodule_only"
+    )
     bump = [diff("src/version.py", ['__version__ = "1.2.4"'], ['__version__ = "1.2.3"'])]
     assert unreviewable(bump, sides('__version__ = "1.2.3"\n', '__version__ = "1.2.4"\n'), CONFIG) == "bump_only"
     year = [diff("src/a.c", ["/* (c) 2024 */ int y = 2024;"], ["/* (c) 2023 */ int y = 2023;"])]
     assert unreviewable(year, sides("int y = 2023;\n", "int y = 2024;\n"), CONFIG) == "bump_only"
     # A release: the version and its checksums change, and the notes in a docs file do not count.
-    tap = [diff("pkg/tap.py", ['VERSION = "0.9.1"', 'SHA = "' + "b" * 64 + '"'],
-                ['VERSION = "0.9.0"', 'SHA = "' + "a" * 64 + '"']),
-           diff("CHANGES.md", ["## 0.9.1", "- Faster search"])]
+    tap = [
+        diff("pkg/tap.py", ['VERSION = "0.9.1"', 'SHA = "' + "b" * 64 + '"'], ['VERSION = "0.9.0"', 'SHA = "' + "a" * 64 + '"']),
+        diff("CHANGES.md", ["## 0.9.1", "- Faster search"]),
+    ]
     assert unreviewable(tap, sides('VERSION = "0.9.0"\n', 'VERSION = "0.9.1"\n'), CONFIG) == "bump_only"
 
 
 def test_a_rename_is_unreviewable_only_when_no_old_name_is_left() -> None:
     before = "def count_of(item):\n    return LEVELS[item]\n\n\ndef total(items):\n    return sum(count_of(i) for i in items)\n"
     after = before.replace("count_of", "quantity_of")
-    renamed = [diff("src/stock.py", ["def quantity_of(item):", "    return sum(quantity_of(i) for i in items)"],
-                    ["def count_of(item):", "    return sum(count_of(i) for i in items)"])]
+    renamed = [
+        diff(
+            "src/stock.py",
+            ["def quantity_of(item):", "    return sum(quantity_of(i) for i in items)"],
+            ["def count_of(item):", "    return sum(count_of(i) for i in items)"],
+        )
+    ]
     asked: list[set[str]] = []
 
     def nowhere(names: set[str]) -> bool:
         asked.append(names)
         return False
+
     assert unreviewable(renamed, sides(before, after), CONFIG, nowhere) == "rename_only"
     assert asked == [{"count_of"}]
     # A caller elsewhere still uses the old name: the rename broke it, a reviewer should see it.
@@ -171,8 +206,13 @@ def test_a_rename_is_unreviewable_only_when_no_old_name_is_left() -> None:
 
 
 def test_a_release_commit_is_not_clean() -> None:
-    for subject in ("v2.32.3", "Release jq-1.6", "Bump version to 0.8.9", "libmultipath: bump version to 0.14.3",
-                    "Prepare for 1.2 release"):
+    for subject in (
+        "v2.32.3",
+        "Release jq-1.6",
+        "Bump version to 0.8.9",
+        "libmultipath: bump version to 0.14.3",
+        "Prepare for 1.2 release",
+    ):
         assert reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"})) == "release_commit", subject
     for subject in ("Add release notes", "Update version handling in cli", "Fix crash in the 1.2 parser"):
         assert reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"})) != "release_commit", subject
@@ -181,6 +221,7 @@ def test_a_release_commit_is_not_clean() -> None:
 def test_corrections_are_read_from_the_message() -> None:
     def msg(text: str) -> CommitMeta:
         return meta("f" * 40).model_copy(update={"message": text})
+
     assert reads_as_correction(msg("Bump year in the golden files"), CONFIG, set())
     assert reads_as_correction(msg("Correct the release condition"), CONFIG, set())
     assert reads_as_correction(msg("Fix the workflow"), CONFIG, set())
@@ -220,9 +261,9 @@ def test_a_later_correction_of_the_changes_lines_in_any_file_disqualifies_it() -
     assert corrected_by(change, mine, fixed, "h" * 40, CONFIG, set()) == "1" * 40
     # A correction of someone else's lines, a change that reads as no correction, or one after the
     # waiting window do not count.
-    assert corrected_by(change, mine, LaterHistory([later("2" * 40, 790, "Fix it", "e" * 40)]), "h" * 40,
-                        CONFIG, set()) is None
-    assert corrected_by(change, mine, LaterHistory([later("3" * 40, 790, "Run on tags too", change.sha)]),
-                        "h" * 40, CONFIG, set()) is None
-    assert corrected_by(change, mine, LaterHistory([later("4" * 40, 100, "Fix it", change.sha)]), "h" * 40,
-                        CONFIG, set()) is None
+    assert corrected_by(change, mine, LaterHistory([later("2" * 40, 790, "Fix it", "e" * 40)]), "h" * 40, CONFIG, set()) is None
+    assert (
+        corrected_by(change, mine, LaterHistory([later("3" * 40, 790, "Run on tags too", change.sha)]), "h" * 40, CONFIG, set())
+        is None
+    )
+    assert corrected_by(change, mine, LaterHistory([later("4" * 40, 100, "Fix it", change.sha)]), "h" * 40, CONFIG, set()) is None

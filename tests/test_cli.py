@@ -66,8 +66,9 @@ def test_an_output_inside_the_mined_repository_is_refused(sample: Path, tmp_path
         code, _, err = run("build", str(sample), "--out", str(out))
         assert_one_line_error(code, err, "inside the repository at", "never writes into", f"{sample.name}-fixtures")
         assert not out.exists()
-    status = subprocess.run(["git", "-C", str(sample), "status", "--porcelain", "--ignored"],
-                            capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(sample), "status", "--porcelain", "--ignored"], capture_output=True, text=True, check=True
+    ).stdout
     assert status == ""
 
 
@@ -111,12 +112,15 @@ def test_force_replaces_a_previous_output(sample: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-@pytest.mark.parametrize("content,words", [
-    ("clean: [unclosed", ["not valid YAML"]),
-    ("clean:\n  wait_days: soon\n", ["clean.wait_days"]),
-    ("cleen:\n  wait_days: 3\n", ["cleen"]),
-    ("- a list\n", ["mapping"]),
-])
+@pytest.mark.parametrize(
+    "content,words",
+    [
+        ("clean: [unclosed", ["not valid YAML"]),
+        ("clean:\n  wait_days: soon\n", ["clean.wait_days"]),
+        ("cleen:\n  wait_days: 3\n", ["cleen"]),
+        ("- a list\n", ["mapping"]),
+    ],
+)
 def test_bad_config(sample: Path, tmp_path: Path, content: str, words: list[str]) -> None:
     config = tmp_path / "miner.yaml"
     config.write_text(content)
@@ -150,7 +154,8 @@ def test_summary_on_stderr(sample: Path, tmp_path: Path) -> None:
 
 
 def test_interrupted_build_leaves_nothing_that_looks_complete_and_resumes(
-        sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import miner.engine
 
     real = miner.engine.make_fixture

@@ -40,9 +40,12 @@ def test_inspect_loads_the_samples_and_scores_them_with_miners_scorer(two_splits
         output = ModelOutput.from_content(model="mockllm/model", content="[]")
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer download
         outputs.append(output)
-    log, = inspect_eval(Task(dataset=targeted, solver=generate(), scorer=miner_findings()),
-                        model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(tmp_path / "logs"),
-                        display="none")
+    (log,) = inspect_eval(
+        Task(dataset=targeted, solver=generate(), scorer=miner_findings()),
+        model=get_model("mockllm/model", custom_outputs=outputs),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
     assert log.status == "success" and log.samples
     for sample in log.samples:
         value = next(iter(sample.scores.values())).value if sample.scores else None
@@ -50,8 +53,7 @@ def test_inspect_loads_the_samples_and_scores_them_with_miners_scorer(two_splits
 
 
 @pytest.mark.parametrize("parquet", [False, True])
-def test_datasets_loads_the_hub_folder(two_splits: Path, tmp_path: Path, parquet: bool,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_datasets_loads_the_hub_folder(two_splits: Path, tmp_path: Path, parquet: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
@@ -61,7 +63,8 @@ def test_datasets_loads_the_hub_folder(two_splits: Path, tmp_path: Path, parquet
     fixtures = miner.open_output(two_splits)
     visible = datasets.load_dataset(str(tmp_path / "hf"), "visible", cache_dir=str(tmp_path / "cache"))
     answers = datasets.load_dataset(str(tmp_path / "hf"), "answers", cache_dir=str(tmp_path / "cache"))
-    assert {split: len(part) for split, part in visible.items()} == \
-        {s: sum(f.split == s for f in fixtures) for s in ("dev", "heldout")}
+    assert {split: len(part) for split, part in visible.items()} == {
+        s: sum(f.split == s for f in fixtures) for s in ("dev", "heldout")
+    }
     assert set(answers) == {"dev"}
     assert not {"kind", "defects", "head", "base", "family"} & set(visible["dev"].column_names)

@@ -34,22 +34,23 @@ def test_two_processes_give_the_same_bytes(reference: tuple[list[Path], dict[str
     assert tree(tmp_path / "out") == expected
 
 
-def test_dask_in_process_cluster_gives_the_same_bytes(reference: tuple[list[Path], dict[str, bytes]],
-                                                      tmp_path: Path) -> None:
+def test_dask_in_process_cluster_gives_the_same_bytes(reference: tuple[list[Path], dict[str, bytes]], tmp_path: Path) -> None:
     repos, expected = reference
     with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
-        build(repos, tmp_path / "out", load_config(), progress=False, jobs=2, executor="dask",
-              address=cluster.scheduler_address)
+        build(repos, tmp_path / "out", load_config(), progress=False, jobs=2, executor="dask", address=cluster.scheduler_address)
     assert tree(tmp_path / "out") == expected
 
 
-def test_dask_survives_a_worker_killed_mid_task(reference: tuple[list[Path], dict[str, bytes]], tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dask_survives_a_worker_killed_mid_task(
+    reference: tuple[list[Path], dict[str, bytes]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A real cluster of separate processes; one worker dies while running a task; the build is still right."""
     repos, expected = reference
     monkeypatch.setenv("MINER_TASK_DELAY", "1.0")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         killed: list[int] = []
 
         def kill_a_busy_worker() -> None:
@@ -64,8 +65,7 @@ def test_dask_survives_a_worker_killed_mid_task(reference: tuple[list[Path], dic
 
         killer = threading.Thread(target=kill_a_busy_worker)
         killer.start()
-        build(repos, tmp_path / "out", load_config(), progress=False, jobs=2, executor="dask",
-              address=cluster.scheduler_address)
+        build(repos, tmp_path / "out", load_config(), progress=False, jobs=2, executor="dask", address=cluster.scheduler_address)
         killer.join()
     assert killed, "no worker was killed: the test did not test anything"
     assert tree(tmp_path / "out") == expected

@@ -20,15 +20,13 @@ def fixture_of(out: Path, head: str) -> str:
     raise AssertionError(f"no fixture for {head}")
 
 
-def test_each_fix_once_with_its_lines_link_and_evidence(samples: dict[str, Sample],
-                                                        full_build: dict[str, Path]) -> None:
+def test_each_fix_once_with_its_lines_link_and_evidence(samples: dict[str, Sample], full_build: dict[str, Path]) -> None:
     pyledger, out = samples["pyledger"], full_build["pyledger"]
     text = explain(out, fixture_of(out, pyledger.sha("cache-balances")))
     fixes = [line for line in text.splitlines() if line.startswith("fix ")]
     # Named by its revert (every line), and blamed by a later fix through the re-land.
     assert len(fixes) == 2
-    assert {pyledger.sha("revert-cache-balances"), pyledger.sha("fix-stale-balance-cache")} == {
-        line.split()[2] for line in fixes}
+    assert {pyledger.sha("revert-cache-balances"), pyledger.sha("fix-stale-balance-cache")} == {line.split()[2] for line in fixes}
     assert "link revert, tier explicit" in text
     assert "tier because: unanimous" in text and "reapplied" in text
     assert f"re-lands of a reverted change): {pyledger.sha('reland-cache-balances')[:12]}" in text

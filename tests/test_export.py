@@ -15,8 +15,23 @@ import miner
 from miner.cli import main
 from miner.export import export
 
-ANSWER_KEYS = {"kind", "defects", "base", "head", "head_date", "author_date", "fresh", "family", "observed_days",
-               "clean_confidence", "survival", "stratum", "judge", "blanked", "wait_days"}
+ANSWER_KEYS = {
+    "kind",
+    "defects",
+    "base",
+    "head",
+    "head_date",
+    "author_date",
+    "fresh",
+    "family",
+    "observed_days",
+    "clean_confidence",
+    "survival",
+    "stratum",
+    "judge",
+    "blanked",
+    "wait_days",
+}
 
 
 @pytest.fixture(scope="module")
@@ -105,19 +120,22 @@ def test_bundles_hold_the_change_and_nothing_later(built: Path, samples: dict, t
         subprocess.run(["git", "bundle", "verify", "-q", str(bundle)], check=True, capture_output=True)
         clone = tmp_path / "clones" / f.id
         subprocess.run(["git", "clone", "-q", "-b", "pr", str(bundle), str(clone)], check=True, capture_output=True)
-        shas = subprocess.run(["git", "-C", str(clone), "rev-list", "--all"], capture_output=True, text=True,
-                              check=True).stdout.split()
+        shas = subprocess.run(
+            ["git", "-C", str(clone), "rev-list", "--all"], capture_output=True, text=True, check=True
+        ).stdout.split()
         assert not {d.fix for d in f.answer.defects or ()} & set(shas)
 
 
-def test_promptfoo_tests_keep_the_answer_in_the_assertion_and_it_scores(built: Path, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_promptfoo_tests_keep_the_answer_in_the_assertion_and_it_scores(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fixtures = miner.open_output(built)
     export(built, "promptfoo", tmp_path / "pf")
     tests = lines(tmp_path / "pf" / "tests.jsonl")
     assert (tmp_path / "pf" / "promptfooconfig.yaml").is_file()
     monkeypatch.syspath_prepend(str(tmp_path / "pf"))
     from miner_assert import get_assert  # the shipped assertion file, as promptfoo runs it
+
     for test in tests:
         fixture = fixtures[test["metadata"]["fixture_id"]]
         assert not leaks(test["vars"], fixture)

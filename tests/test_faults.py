@@ -25,14 +25,16 @@ CONFIG = load_config().with_overrides(clean={"ratio": 100.0, "min_count": 100})
 
 def fixture_bytes(out: Path) -> dict[str, bytes]:
     """Every file a build writes but its cache: what a consumer of the fixtures reads."""
-    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
-            if p.is_file() and "cache" not in p.relative_to(out).parts}
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and "cache" not in p.relative_to(out).parts
+    }
 
 
 def tree_state(path: Path) -> dict[str, str]:
     """Each file under ``path`` and its content's hash: to see that nothing was written there."""
-    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(path.rglob("*")) if p.is_file()}
+    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
@@ -46,16 +48,21 @@ def served(samples: dict, tmp_path: Path) -> Path:
 
 
 def partial_clone(server: Path, where: Path) -> Path:
-    subprocess.run(["git", "clone", "-q", "--no-checkout", "--filter=blob:none", f"file://{server}", str(where)],
-                   check=True, capture_output=True)
-    lacking = subprocess.run(["git", "-C", str(where), "rev-list", "--objects", "--missing=print", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout
+    subprocess.run(
+        ["git", "clone", "-q", "--no-checkout", "--filter=blob:none", f"file://{server}", str(where)],
+        check=True,
+        capture_output=True,
+    )
+    lacking = subprocess.run(
+        ["git", "-C", str(where), "rev-list", "--objects", "--missing=print", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout
     assert any(line.startswith("?") for line in lacking.splitlines())  # the clone really lacks blobs
     return where
 
 
-def test_a_partial_clone_mines_as_the_full_clone_and_is_never_written(served: Path, tmp_path: Path,
-                                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_a_partial_clone_mines_as_the_full_clone_and_is_never_written(
+    served: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     part = partial_clone(served, tmp_path / "part")
     before = tree_state(part / ".git")
     with caplog.at_level(logging.INFO, logger="miner"):
@@ -71,7 +78,8 @@ def test_a_partial_clone_mines_as_the_full_clone_and_is_never_written(served: Pa
 
 
 def test_a_partial_clone_whose_remote_is_gone_stops_with_the_fix_or_mines_without(
-        served: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    served: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     part = partial_clone(served, tmp_path / "part")
     shutil.rmtree(served)
     before = tree_state(part / ".git")
@@ -92,12 +100,13 @@ def test_a_partial_clone_whose_remote_is_gone_stops_with_the_fix_or_mines_withou
 
 # -- interruptions: kill -9, Ctrl-C, SIGTERM, a killed git, a killed worker ----------------------------
 
-def test_every_interruption_resumes_to_the_bytes_of_an_uninterrupted_build(samples: dict,
-                                                                            tmp_path: Path) -> None:
+
+def test_every_interruption_resumes_to_the_bytes_of_an_uninterrupted_build(samples: dict, tmp_path: Path) -> None:
     """Seeded points over the length of a sample build; scripts/fault_injection.py runs many more."""
     import time
 
     from faultkit import HOWS, command, interrupt, output_bytes, points, trouble
+
     repo, extra = samples["shelf"].path, ("-j", "2")
     started = time.monotonic()
     subprocess.run(command(repo, tmp_path / "reference" / "out", *extra), check=True, capture_output=True)
@@ -113,9 +122,9 @@ def test_every_interruption_resumes_to_the_bytes_of_an_uninterrupted_build(sampl
     assert not problems, "\n".join(problems)
 
 
-def test_a_deleted_blob_builds_the_same_cold_rebuilt_and_resumed(samples: dict,
-                                                               tmp_path: Path) -> None:
+def test_a_deleted_blob_builds_the_same_cold_rebuilt_and_resumed(samples: dict, tmp_path: Path) -> None:
     from faultkit import command, interrupt, output_bytes
+
     repo = tmp_path / "damaged"
     shutil.copytree(samples["pyledger"].path, repo)
     subprocess.run(["git", "-C", str(repo), "repack", "-q", "-a", "-d", "--no-write-bitmap-index"], check=True)
@@ -128,10 +137,12 @@ def test_a_deleted_blob_builds_the_same_cold_rebuilt_and_resumed(samples: dict,
         for side in pack.with_suffix(".idx"), pack.with_suffix(".rev"):
             side.unlink(missing_ok=True)
         subprocess.run(["git", "-C", str(repo), "unpack-objects", "-q"], stdin=moved.open("rb"), check=True)
-    first = subprocess.run(["git", "-C", str(repo), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
-                           text=True, check=True).stdout.split()[0]
-    files = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", first], capture_output=True, text=True,
-                           check=True).stdout.splitlines()
+    first = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--max-parents=0", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.split()[0]
+    files = subprocess.run(
+        ["git", "-C", str(repo), "ls-tree", "-r", first], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     blob = next(line.split()[2] for line in files if line.endswith(".py") and "/test" not in line)
     (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     cold = tmp_path / "cold" / "out"

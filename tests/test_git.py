@@ -41,7 +41,7 @@ def test_parse_diff_lines_renames_insertions_and_binaries() -> None:
     assert (renamed.old_path, renamed.new_path) == ("src/a.py", "src/b.py")
     assert renamed.removed == ((4, "y = 2"),)
     assert renamed.added == ((4, "y = 3"), (11, "if b is None:"), (12, "    return"))
-    assert renamed.insertions == (11,)   # the guard went in before old line 11, "return a / b"
+    assert renamed.insertions == (11,)  # the guard went in before old line 11, "return a / b"
     assert (new.old_path, new.new_path, new.new_file) == (None, "new.txt", True)
     assert binary.binary and binary.old_path == "img.png"
 
@@ -58,26 +58,37 @@ def test_unquote() -> None:
 
 def test_parse_commit_with_rename_and_binary() -> None:
     sha, parent = "a" * 40, "b" * 40
-    record = (f"{sha}\x02{parent}\x02Ann\x02ann@example.com\x0210\x0220\x02Subject\n\nBody\n\x03\x00\n"
-              "1\t2\tsrc/x.py\x00-\t-\tlogo.png\x000\t0\t\x00old.py\x00new.py\x00").encode()
+    record = (
+        f"{sha}\x02{parent}\x02Ann\x02ann@example.com\x0210\x0220\x02Subject\n\nBody\n\x03\x00\n"
+        "1\t2\tsrc/x.py\x00-\t-\tlogo.png\x000\t0\t\x00old.py\x00new.py\x00"
+    ).encode()
     meta = _parse_commit(record)
     assert meta.sha == sha and meta.parents == (parent,) and meta.subject == "Subject"
     assert [(f.path, f.old_path, f.added, f.removed, f.binary) for f in meta.files] == [
-        ("src/x.py", None, 1, 2, False), ("logo.png", None, 0, 0, True), ("new.py", "old.py", 0, 0, False)]
+        ("src/x.py", None, 1, 2, False),
+        ("logo.png", None, 0, 0, True),
+        ("new.py", "old.py", 0, 0, False),
+    ]
     assert meta.changed_lines == 3
 
 
 def test_parse_blame_porcelain_groups() -> None:
     a, b = "a" * 40, "b" * 40
-    out = (f"{a} 3 10 2\nauthor X\nfilename old/name.c\n\tline ten\n{a} 4 11\n\tline eleven\n"
-           f"{b} 7 12 1\nauthor Y\nfilename new.c\n\tline twelve\n").encode()
+    out = (
+        f"{a} 3 10 2\nauthor X\nfilename old/name.c\n\tline ten\n{a} 4 11\n\tline eleven\n"
+        f"{b} 7 12 1\nauthor Y\nfilename new.c\n\tline twelve\n"
+    ).encode()
     hits = _parse_blame(out)
     assert [(h.final_line, h.sha, h.orig_path, h.orig_line) for h in hits] == [
-        (10, a, "old/name.c", 3), (11, a, "old/name.c", 4), (12, b, "new.c", 7)]
+        (10, a, "old/name.c", 3),
+        (11, a, "old/name.c", 4),
+        (12, b, "new.c", 7),
+    ]
 
 
 def test_same_lines_maps_unchanged_lines_between_versions(tmp_path: Path) -> None:
     from test_messy import commit, git
+
     git(tmp_path, "init", "-q", "-b", "main")
     old = commit(tmp_path, {"a.py": b"one\ntwo\nthree\nfour\nfive\n"}, "Old", "2022-01-01T10:00:00Z")
     new = commit(tmp_path, {"a.py": b"zero\none\nTWO\nthree\nfive\nsix\n"}, "New", "2022-01-02T10:00:00Z")

@@ -11,7 +11,7 @@ import pytest
 from conftest import Sample
 
 from miner.build import build
-from miner.config import load_config
+from miner.config import Config, load_config
 
 # Keeps everything but the range-end fix and the capacity change; logs every packet it reads.
 JUDGE = """
@@ -29,9 +29,10 @@ else:
 """
 
 
-def every_clean() -> object:
-    return load_config().with_overrides(labels={"min_tier": "weak"},
-                                        clean={"ratio": 100.0, "min_count": 1000, "fix_window_days": 0})
+def every_clean() -> Config:
+    return load_config().with_overrides(
+        labels={"min_tier": "weak"}, clean={"ratio": 100.0, "min_count": 1000, "fix_window_days": 0}
+    )
 
 
 def answers(out: Path) -> dict[str, dict]:
@@ -50,15 +51,14 @@ def judge(tmp_path: Path) -> tuple[str, Path]:
     return f"{sys.executable} {script} {log}", log
 
 
-def test_the_judge_refuses_and_its_verdicts_are_kept(samples: dict[str, Sample], tmp_path: Path,
-                                                    judge: tuple[str, Path]) -> None:
+def test_the_judge_refuses_and_its_verdicts_are_kept(samples: dict[str, Sample], tmp_path: Path, judge: tuple[str, Path]) -> None:
     shelf = samples["shelf"]
     command, log = judge
     out = tmp_path / "out"
-    result = build([shelf.path], out, every_clean(), progress=False, judge=command)  # type: ignore[arg-type]
+    result = build([shelf.path], out, every_clean(), progress=False, judge=command)
     found = answers(out)
-    assert shelf.sha("inclusive-end") not in found            # its only fix: "not a bug fix"
-    assert shelf.sha("add-capacity") not in found             # "not a plausible pull request"
+    assert shelf.sha("inclusive-end") not in found  # its only fix: "not a bug fix"
+    assert shelf.sha("add-capacity") not in found  # "not a plausible pull request"
     victim = found[shelf.sha("add-stock-report")]
     (defect,) = victim["defects"]
     assert defect["evidence"]["judge"]["status"] == "ok" and defect["evidence"]["judge"]["reason"] == "scripted"
@@ -71,26 +71,36 @@ def test_the_judge_refuses_and_its_verdicts_are_kept(samples: dict[str, Sample],
     assert "judge" not in visible and "scripted" not in (out / "visible" / f"{victim['id']}.json").read_text()
     asked = len(log.read_text().splitlines())
     # A rebuild asks nothing it asked before: the verdicts come from the cache.
-    build([shelf.path], out, every_clean(), progress=False, judge=command, force=True)  # type: ignore[arg-type]
+    build([shelf.path], out, every_clean(), progress=False, judge=command, force=True)
     assert len(log.read_text().splitlines()) == asked
     assert answers(out) == found
 
 
-@pytest.mark.parametrize("script,error", [
-    ("import sys; sys.exit(3)", "exit 3"),
-    ("print('not json')", "unreadable answer"),
-    ("import time; time.sleep(5)", "timed out"),
-])
-def test_a_judge_that_fails_refuses_nothing_and_is_reported(samples: dict[str, Sample], tmp_path: Path,
-                                                           script: str, error: str) -> None:
+@pytest.mark.parametrize(
+    "script,error",
+    [
+        ("import sys; sys.exit(3)", "exit 3"),
+        ("print('not json')", "unreadable answer"),
+        ("import time; time.sleep(5)", "timed out"),
+    ],
+)
+def test_a_judge_that_fails_refuses_nothing_and_is_reported(
+    samples: dict[str, Sample], tmp_path: Path, script: str, error: str
+) -> None:
     shelf = samples["shelf"]
     path = tmp_path / "judge.py"
     path.write_text(script)
     out = tmp_path / "out"
     plain = tmp_path / "plain"
-    result = build([shelf.path], out, every_clean(), progress=False, judge=f"{sys.executable} {path}",  # type: ignore[arg-type]
-                   judge_timeout=1.0)
-    build([shelf.path], plain, every_clean(), progress=False)  # type: ignore[arg-type]
+    result = build(
+        [shelf.path],
+        out,
+        every_clean(),
+        progress=False,
+        judge=f"{sys.executable} {path}",
+        judge_timeout=1.0,
+    )
+    build([shelf.path], plain, every_clean(), progress=False)
     found = answers(out)
     assert set(found) == set(answers(plain))
     assert result.reports[0].dropped["judge"]["judge_failed"] == len(found)

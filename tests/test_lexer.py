@@ -59,5 +59,4 @@ def test_python_scanner_tells_docstrings_from_string_expressions() -> None:
 
 def test_python_comment_spans_skip_hashes_inside_strings() -> None:
     spans = comment_spans("x.py", PY_HARD)
-    assert [(s.line, s.text) for s in spans] == [(5, "# two strings alone: still a docstring"),
-                                                 (11, "# but this is")]
+    assert [(s.line, s.text) for s in spans] == [(5, "# two strings alone: still a docstring"), (11, "# but this is")]

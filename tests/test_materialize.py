@@ -61,11 +61,14 @@ def test_full_history(planted: Planted, tmp_path: Path) -> None:  # noqa: F811
     assert git(to, "rev-parse", "base").strip() == answer["base"] == planted.shas["helper"]
     assert set(git(to, "rev-list", "--all").split()) == {planted.shas["init"], planted.shas["helper"], pr}
     for later in ("intro", "docs", "fix"):
-        assert subprocess.run(["git", "-C", str(to), "cat-file", "-e", planted.shas[later]],
-                              capture_output=True).returncode != 0, later
+        assert (
+            subprocess.run(["git", "-C", str(to), "cat-file", "-e", planted.shas[later]], capture_output=True).returncode != 0
+        ), later
     assert pr != answer["head"]
-    assert git(to, "log", "-1", "--format=%P|%an <%ae>|%cn <%ce>|%cI", "pr").strip() == \
-        f"{answer['base']}|miner <miner@invalid>|miner <miner@invalid>|{answer['head_date'].replace('Z', '+00:00')}"
+    assert (
+        git(to, "log", "-1", "--format=%P|%an <%ae>|%cn <%ce>|%cI", "pr").strip()
+        == f"{answer['base']}|miner <miner@invalid>|miner <miner@invalid>|{answer['head_date'].replace('Z', '+00:00')}"
+    )
     message = git(to, "log", "-1", "--format=%B", "pr").strip()
     assert message == f"{visible['title']}\n\n{visible['description']}".strip()
     for vf in visible["files"]:
@@ -114,8 +117,12 @@ def test_a_root_commit_fixture_gets_an_empty_base(planted: Planted, tmp_path: Pa
 def test_audit_flags_a_repository_holding_the_fix(planted: Planted, tmp_path: Path) -> None:  # noqa: F811
     to = tmp_path / "review"
     materialize(planted, to)
-    pack = subprocess.run(["git", "-C", str(planted.repo), "pack-objects", "--revs", "--stdout", "-q"],
-                          input=f"{planted.shas['fix']}\n".encode(), capture_output=True, check=True).stdout
+    pack = subprocess.run(
+        ["git", "-C", str(planted.repo), "pack-objects", "--revs", "--stdout", "-q"],
+        input=f"{planted.shas['fix']}\n".encode(),
+        capture_output=True,
+        check=True,
+    ).stdout
     subprocess.run(["git", "-C", str(to), "index-pack", "--stdin"], input=pack, capture_output=True, check=True)
     git(to, "update-ref", "refs/heads/later", planted.shas["fix"])
     code, out, _ = run("audit", str(planted.stripped), "--repo", str(planted.repo), "--materialized", str(to))
@@ -145,8 +152,7 @@ def test_bad_inputs(planted: Planted, tmp_path: Path) -> None:  # noqa: F811
     subprocess.run(["git", "init", "-q", str(other)], check=True)
     (other / "a.txt").write_text("x")
     git(other, "add", "a.txt")
-    subprocess.run(["git", "-C", str(other), "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "x"],
-                   check=True)
+    subprocess.run(["git", "-C", str(other), "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "x"], check=True)
     code, _, err = run(*base, fid, "--to", str(tmp_path / "b"), "--repo", str(other))
     one_line_error(code, err, "--repo")
     inside = planted.repo / "review"  # in the work tree of the repository it reads

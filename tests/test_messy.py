@@ -17,9 +17,15 @@ from miner.config import load_config
 
 
 def git(repo: Path, *args: str, date: str = "2023-01-02T10:00:00Z") -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Ann", "GIT_AUTHOR_EMAIL": "ann@example.com",
-           "GIT_COMMITTER_NAME": "Ann", "GIT_COMMITTER_EMAIL": "ann@example.com",
-           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Ann",
+        "GIT_AUTHOR_EMAIL": "ann@example.com",
+        "GIT_COMMITTER_NAME": "Ann",
+        "GIT_COMMITTER_EMAIL": "ann@example.com",
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+    }
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env).stdout
 
 
@@ -37,10 +43,15 @@ def with_a_bug(repo: Path) -> tuple[str, str]:
     Returns (the root, the change)."""
     git(repo, "init", "-q", "-b", "main")
     first = commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Import", "2022-01-03T10:00:00Z")
-    intro = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two",
-                   "2022-02-01T10:00:00Z")
-    commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"}, "Fix two returning three",
-           "2023-06-01T10:00:00Z")
+    intro = commit(
+        repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two", "2022-02-01T10:00:00Z"
+    )
+    commit(
+        repo,
+        {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"},
+        "Fix two returning three",
+        "2023-06-01T10:00:00Z",
+    )
     return first, intro
 
 
@@ -66,10 +77,13 @@ def messy(tmp_path: Path) -> dict[str, str]:
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     shas = {}
-    shas["import"] = commit(repo, {"app.py": b"def div(a, b):\n    return a / b\n",
-                                   "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00binary"}, "Import", "2022-01-03T10:00:00Z")
-    shas["feature"] = commit(repo, {"calc.py": b"def mul(a, b):\n    return a + b\n"}, "Add mul",
-                             "2022-02-01T10:00:00Z")
+    shas["import"] = commit(
+        repo,
+        {"app.py": b"def div(a, b):\n    return a / b\n", "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00binary"},
+        "Import",
+        "2022-01-03T10:00:00Z",
+    )
+    shas["feature"] = commit(repo, {"calc.py": b"def mul(a, b):\n    return a + b\n"}, "Add mul", "2022-02-01T10:00:00Z")
     shas["empty"] = commit(repo, {}, "Nothing at all", "2022-02-02T10:00:00Z")
     for name in ("one", "two", "three"):
         git(repo, "checkout", "-q", "-b", name, shas["empty"])
@@ -79,11 +93,19 @@ def messy(tmp_path: Path) -> dict[str, str]:
     # A submodule entry (gitlink) pointing at a commit that is not in this repository.
     git(repo, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},vendor/lib")
     git(repo, "commit", "-q", "-m", "Add a submodule", date="2022-03-03T10:00:00Z")
-    shas["big"] = commit(repo, {"data/blob.bin": bytes(range(256)) * 64, "readme.txt": b"caf\xe9\n",
-                                "util.py": b"def size(data):\n    return len(data)\n"},
-                         "Add data", "2022-03-04T10:00:00Z")
-    shas["fix"] = commit(repo, {"calc.py": b"def mul(a, b):\n    return a * b\n"}, "Fix mul returning a sum",
-                         "2023-06-01T10:00:00Z")
+    shas["big"] = commit(
+        repo,
+        {
+            "data/blob.bin": bytes(range(256)) * 64,
+            "readme.txt": b"caf\xe9\n",
+            "util.py": b"def size(data):\n    return len(data)\n",
+        },
+        "Add data",
+        "2022-03-04T10:00:00Z",
+    )
+    shas["fix"] = commit(
+        repo, {"calc.py": b"def mul(a, b):\n    return a * b\n"}, "Fix mul returning a sum", "2023-06-01T10:00:00Z"
+    )
     return {**shas, "path": str(repo)}
 
 
@@ -139,13 +161,16 @@ def test_a_missing_blob_leaves_out_its_path_not_the_build(messy: dict[str, str],
 
 def fixture_bytes(out: Path) -> dict[str, bytes]:
     """Every file a build writes but its cache: what a consumer of the fixtures reads."""
-    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
-            if p.is_file() and "cache" not in p.relative_to(out).parts}
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and "cache" not in p.relative_to(out).parts
+    }
 
 
-def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replaced(messy: dict[str, str],
-                                                                                    tmp_path: Path) -> None:
+def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replaced(messy: dict[str, str], tmp_path: Path) -> None:
     from miner.git import Repo
+
     out = tmp_path / "out"
     build([Path(messy["path"])], out, load_config(), progress=False)
     kept = list(out.glob("cache/*/commit-graphs/commit-graph-chain"))
@@ -159,7 +184,7 @@ def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replace
     repo = Repo(messy["path"])
     overlay = repo.write_overlay(tmp_path / "overlay", broken)
     assert overlay is not None
-    hit, = Repo(messy["path"], overlay=overlay).blame(messy["fix"] + "^", "calc.py", [2])
+    (hit,) = Repo(messy["path"], overlay=overlay).blame(messy["fix"] + "^", "calc.py", [2])
     assert hit.sha == messy["feature"]
 
 
@@ -197,8 +222,9 @@ def test_a_message_in_latin1_is_read_in_the_encoding_its_commit_declares(tmp_pat
     (tmp_path / "message").write_bytes("Add h, résumé of things\n".encode("latin-1"))
     (repo / "h.py").write_bytes(b"def h(x):\n    return x - 2\n")
     git(repo, "add", "-A")
-    git(repo, "-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "-F", str(tmp_path / "message"),
-        date="2022-03-01T10:00:00Z")
+    git(
+        repo, "-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "-F", str(tmp_path / "message"), date="2022-03-01T10:00:00Z"
+    )
     intro = git(repo, "rev-parse", "HEAD").strip()
     commit(repo, {"h.py": b"def h(x):\n    return x - 1\n"}, "Fix h taking two", "2023-06-02T10:00:00Z")
     out = tmp_path / "out"
@@ -214,22 +240,32 @@ def test_odd_path_names_and_symlinks(tmp_path: Path) -> None:
     repo = tmp_path / "odd"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    spaced, quoted, newline = "dir with space/we\"ird\tname.py", "tab\tand\\back.py", "new\nline.py"
+    spaced, quoted, newline = 'dir with space/we"ird\tname.py', "tab\tand\\back.py", "new\nline.py"
     commit(repo, {"base.py": b"X = 1\n"}, "Import", "2022-01-03T10:00:00Z")
     (repo / "link.py").symlink_to("base.py")
-    intro = commit(repo, {spaced: b"def a():\n    return 1  # FIXME: should this be 10?\n",
-                          quoted: b"def c():\n    return 3\n", newline: b"def b():\n    return 2\n"},
-                   "Add a, b and c", "2022-02-01T10:00:00Z")
+    intro = commit(
+        repo,
+        {
+            spaced: b"def a():\n    return 1  # FIXME: should this be 10?\n",
+            quoted: b"def c():\n    return 3\n",
+            newline: b"def b():\n    return 2\n",
+        },
+        "Add a, b and c",
+        "2022-02-01T10:00:00Z",
+    )
     (repo / "link.py").unlink()
     (repo / "link.py").symlink_to("other.py")
-    commit(repo, {spaced: b"def a():\n    return 10\n", quoted: b"def c():\n    return 30\n",
-                  newline: b"def b():\n    return 20\n"}, "Fix the constants", "2023-06-01T10:00:00Z")
+    commit(
+        repo,
+        {spaced: b"def a():\n    return 10\n", quoted: b"def c():\n    return 30\n", newline: b"def b():\n    return 20\n"},
+        "Fix the constants",
+        "2023-06-01T10:00:00Z",
+    )
     out = tmp_path / "out"
     result = build([repo], out, load_config(), progress=False)
     assert result.reports[0].dropped["blame"]["fix_lines_in_link"] == 1
     answer = answers(out)[intro]
-    assert sorted((d["path"], d["line_start"]) for d in answer["defects"]) == [
-        (spaced, 2), (newline, 2), (quoted, 2)]
+    assert sorted((d["path"], d["line_start"]) for d in answer["defects"]) == [(spaced, 2), (newline, 2), (quoted, 2)]
     assert [(b["path"], b["line"]) for b in answer["blanked"]] == [(spaced, 2)]
     visible = json.loads((out / "visible" / f"{answer['id']}.json").read_text())
     after = next(f["after"] for f in visible["files"] if f["path"] == spaced)

@@ -14,16 +14,42 @@ from miner.report import report
 
 def test_the_page_is_self_contained_and_its_tables_match(samples: dict, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    miner.build([samples["pyledger"].path], out, miner.load_config().with_overrides(split={"cutoffs": {"model-a": "2023-01-01"}}),
-                progress=False)
+    miner.build(
+        [samples["pyledger"].path],
+        out,
+        miner.load_config().with_overrides(split={"cutoffs": {"model-a": "2023-01-01"}}),
+        progress=False,
+    )
     scores = tmp_path / "scores.json"
-    scores.write_text(json.dumps({"tolerance": 3, "paired": [], "reviewers": {"nobody": {
-        "fixtures": {"bug": 10, "clean": 1, "errors": 0}, "recall": {"value": 0.0, "low": 0.0, "high": 0.0},
-        "detection": None, "fp_per_clean": {"value": 0.0, "low": 0.0, "high": 0.0}, "clean_flagged": None,
-        "per_fixture": {}}}}))
+    scores.write_text(
+        json.dumps(
+            {
+                "tolerance": 3,
+                "paired": [],
+                "reviewers": {
+                    "nobody": {
+                        "fixtures": {"bug": 10, "clean": 1, "errors": 0},
+                        "recall": {"value": 0.0, "low": 0.0, "high": 0.0},
+                        "detection": None,
+                        "fp_per_clean": {"value": 0.0, "low": 0.0, "high": 0.0},
+                        "clean_flagged": None,
+                        "per_fixture": {},
+                    }
+                },
+            }
+        )
+    )
     calibration = tmp_path / "calibration.json"
-    calibration.write_text(json.dumps({"repository": "pyledger", "in_scope": {"fixes": 7}, "baseline": None,
-                                       "default": {"labels": 6, "precision": 0.8333, "recall": 0.7143, "yield": 0.857}}))
+    calibration.write_text(
+        json.dumps(
+            {
+                "repository": "pyledger",
+                "in_scope": {"fixes": 7},
+                "baseline": None,
+                "default": {"labels": 6, "precision": 0.8333, "recall": 0.7143, "yield": 0.857},
+            }
+        )
+    )
     written = report(out, tmp_path / "report" / "index.html", [scores], [calibration])
     page = written.page.read_text()
     assert not re.search(r"\b(src|href)=\"(https?:)?//", page) and "<script" not in page

@@ -60,19 +60,24 @@ def test_merge_takes_the_branch_changes_and_names_resolve(tmp_path: Path) -> Non
     shas = build_repo(spec, tmp_path / "r")
     show = subprocess.run(["git", "-C", str(tmp_path / "r"), "show", "HEAD:a.py"], capture_output=True, text=True)
     assert show.stdout == "x = 1\ny = 2\n"
-    log = subprocess.run(["git", "-C", str(tmp_path / "r"), "log", "-1", "--format=%s%n%P", shas["merge"]],
-                         capture_output=True, text=True).stdout.split("\n")
+    log = subprocess.run(
+        ["git", "-C", str(tmp_path / "r"), "log", "-1", "--format=%s%n%P", shas["merge"]], capture_output=True, text=True
+    ).stdout.split("\n")
     assert log[1].split() == [shas["two"], shas["side"]]
-    subject = subprocess.run(["git", "-C", str(tmp_path / "r"), "log", "-1", "--format=%s"],
-                             capture_output=True, text=True).stdout.strip()
+    subject = subprocess.run(
+        ["git", "-C", str(tmp_path / "r"), "log", "-1", "--format=%s"], capture_output=True, text=True
+    ).stdout.strip()
     assert subject == f"Names {shas['side'][:12]}"
 
 
-@pytest.mark.parametrize("bad,words", [
-    ("commits:\n  - id: a\n    message: m\n    changes:\n      - {edit: nope.py, append: x}\n", "does not exist"),
-    ("commits:\n  - id: a\n    message: m\n    date: yesterday\n", "bad date"),
-    ("commits:\n  - id: a\n    message: '{sha:zzz}'\n", "unknown earlier commit"),
-])
+@pytest.mark.parametrize(
+    "bad,words",
+    [
+        ("commits:\n  - id: a\n    message: m\n    changes:\n      - {edit: nope.py, append: x}\n", "does not exist"),
+        ("commits:\n  - id: a\n    message: m\n    date: yesterday\n", "bad date"),
+        ("commits:\n  - id: a\n    message: '{sha:zzz}'\n", "unknown earlier commit"),
+    ],
+)
 def test_spec_errors_name_the_commit(tmp_path: Path, bad: str, words: str) -> None:
     with pytest.raises(SpecError, match=words):
         build_repo(write_spec(tmp_path, bad), tmp_path / "r")

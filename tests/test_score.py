@@ -28,19 +28,35 @@ def finding(path: str, start: int, end: int | None = None, severity: str | None 
 
 def defect(path: str, start: int, end: int | None = None) -> Defect:
     evidence = Evidence(link="blame", tier="blame", lines_blamed=1, lines_agreeing=1, candidates=())
-    return Defect(path=path, line_start=start, line_end=end or start, fix="f" * 40, fix_date="2024-01-01T00:00:00Z",
-                  summary="Fix it", evidence=evidence)
+    return Defect(
+        path=path,
+        line_start=start,
+        line_end=end or start,
+        fix="f" * 40,
+        fix_date="2024-01-01T00:00:00Z",
+        summary="Fix it",
+        evidence=evidence,
+    )
 
 
 def answer(kind: str, defects: list[Defect] | None = None) -> Answer:
-    return Answer(id="fx-a", kind=kind, repository="r", split="dev", base="b" * 40, head="c" * 40,
-                  head_date="2024-01-01T00:00:00Z", author_date="2024-01-01T00:00:00Z",
-                  defects=tuple(defects) if defects is not None else None, fresh={}, description_mode="original")
+    return Answer(
+        id="fx-a",
+        kind=kind,
+        repository="r",
+        split="dev",
+        base="b" * 40,
+        head="c" * 40,
+        head_date="2024-01-01T00:00:00Z",
+        author_date="2024-01-01T00:00:00Z",
+        defects=tuple(defects) if defects is not None else None,
+        fresh={},
+        description_mode="original",
+    )
 
 
 def record(findings: list[ReviewFinding], status: str = "ok", repeat: int = 0) -> RunRecord:
-    return RunRecord(fixture_id="fx-a", reviewer="r", repeat=repeat, status=status, seconds=1.0,
-                     findings=tuple(findings))
+    return RunRecord(fixture_id="fx-a", reviewer="r", repeat=repeat, status=status, seconds=1.0, findings=tuple(findings))
 
 
 # -- matching --------------------------------------------------------------------------------------
@@ -89,8 +105,9 @@ def test_recall_is_per_fixture_and_repeats_are_averaged() -> None:
 
 def test_false_alarms_count_warnings_or_worse_on_clean_fixtures() -> None:
     clean = answer("clean")
-    got = score_fixture(clean, [record([finding("a.py", 1), finding("a.py", 2, severity="nit"),
-                                        finding("a.py", 3, severity="error")])], 3)
+    got = score_fixture(
+        clean, [record([finding("a.py", 1), finding("a.py", 2, severity="nit"), finding("a.py", 3, severity="error")])], 3
+    )
     assert got.false_alarms == 2 and got.flagged == 1.0
 
 
@@ -128,8 +145,9 @@ def test_holm() -> None:
 
 
 def test_findings_take_the_common_aliases_and_refuse_the_rest() -> None:
-    found, usage = parse_output(json.dumps({"findings": [{"file": "a.py", "line": 3, "body": "off by one"}],
-                                            "usage": {"cost_usd": 0.01}}))
+    found, usage = parse_output(
+        json.dumps({"findings": [{"file": "a.py", "line": 3, "body": "off by one"}], "usage": {"cost_usd": 0.01}})
+    )
     assert found[0].path == "a.py" and found[0].line_start == 3 and found[0].message == "off by one"
     assert usage is not None and usage.cost_usd == 0.01
     with pytest.raises(MinerError, match="unknown field 'colour'"):
@@ -151,7 +169,8 @@ def first_lines_reviewer(tmp_path: Path, out: Path) -> str:
         f"out = {str(out)!r}\n"
         "fid = os.environ['MINER_FIXTURE_ID']\n"
         "answer = json.load(open(os.path.join(out, 'answers', fid + '.json')))\n"
-        "print(json.dumps([{'path': d['path'], 'line_start': d['line_start']} for d in answer['defects'] or []]))\n")
+        "print(json.dumps([{'path': d['path'], 'line_start': d['line_start']} for d in answer['defects'] or []]))\n"
+    )
     return f"{sys.executable} {script}"
 
 
@@ -159,8 +178,10 @@ def test_reference_reviewers_score_as_they_must(samples: dict, tmp_path: Path) -
     out = tmp_path / "out"
     miner.build([samples["pyledger"].path], out, miner.load_config(), progress=False)
     runner = CliRunner()
-    for name, command in (("silent", f"{sys.executable} {REVIEWERS / 'silent.py'}"),
-                          ("oracle", first_lines_reviewer(tmp_path, out))):
+    for name, command in (
+        ("silent", f"{sys.executable} {REVIEWERS / 'silent.py'}"),
+        ("oracle", first_lines_reviewer(tmp_path, out)),
+    ):
         ran = runner.invoke(main, ["review", str(out), "--cmd", command, "--name", name, "-j", "2", "-q"])
         assert ran.exit_code == 0, ran.output
     runs = [str(out / "runs" / f"{n}.jsonl") for n in ("silent", "oracle")]
@@ -185,7 +206,8 @@ def test_a_crashing_reviewer_is_counted_apart_and_a_rerun_resumes(samples: dict,
         f"open({str(log)!r}, 'a').write(os.environ['MINER_FIXTURE_ID'] + '\\n')\n"
         f"if os.environ['MINER_FIXTURE_ID'] in {ids[:3]!r} and not os.path.exists({str(tmp_path / 'healed')!r}):\n"
         "    sys.exit('boom')\n"
-        "print('[]')\n")
+        "print('[]')\n"
+    )
     command = f"{sys.executable} {script}"
     first = review(out, command, "flaky", jobs=2)
     records = read_runs(first.path)
@@ -219,7 +241,8 @@ def test_a_reviewer_can_ask_for_a_checkout_of_the_change(samples: dict, tmp_path
         "where = os.environ['MINER_CHECKOUT']\n"
         "branches = subprocess.run(['git', '-C', where, 'branch', '--format=%(refname:short)'],\n"
         "                          capture_output=True, text=True, check=True).stdout.split()\n"
-        "print(json.dumps([{'path': 'branches', 'line_start': 1, 'message': ' '.join(sorted(branches))}]))\n")
+        "print(json.dumps([{'path': 'branches', 'line_start': 1, 'message': ' '.join(sorted(branches))}]))\n"
+    )
     run = review(out, f"{sys.executable} {script}", "look", checkout_from=samples["pyledger"].path)
     records = read_runs(run.path)
     assert run.errors == 0 and {r.findings[0].message for r in records} == {"base pr"}

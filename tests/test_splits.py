@@ -46,6 +46,7 @@ def test_heldout_wins_within_a_family_and_the_ledger_wins_over_config() -> None:
     splits, moved = assign({"a": ("dev", "r1"), "b": ("heldout", "r2"), "c": ("dev", "r1")}, fam, Ledger())
     assert splits == {"a": "heldout", "b": "heldout", "c": "dev"} and moved == 1
     from miner.ledger import Placement
+
     ledger = Ledger(placements={"c": Placement(split="heldout", repository="r1", family="c")})
     splits, _ = assign({"c": ("dev", "r1")}, {"c": "c"}, ledger)
     assert splits == {"c": "heldout"}
@@ -53,11 +54,14 @@ def test_heldout_wins_within_a_family_and_the_ledger_wins_over_config() -> None:
 
 def test_refresh_moves_whole_families_and_records_the_event() -> None:
     from miner.ledger import Placement
-    ledger = Ledger(placements={
-        "a": Placement(split="heldout", repository="r", family="a"),
-        "b": Placement(split="heldout", repository="r", family="a"),
-        "c": Placement(split="heldout", repository="r", family="c"),
-    })
+
+    ledger = Ledger(
+        placements={
+            "a": Placement(split="heldout", repository="r", family="a"),
+            "b": Placement(split="heldout", repository="r", family="a"),
+            "c": Placement(split="heldout", repository="r", family="c"),
+        }
+    )
     new = refresh(ledger, {"b"}, dt.date(2026, 11, 30), "exposed in a blog post")
     assert {f: p.split for f, p in new.placements.items()} == {"a": "dev", "b": "dev", "c": "heldout"}
     assert new.refreshes[-1].retired == ("a", "b") and new.refreshes[-1].reason == "exposed in a blog post"
@@ -103,16 +107,21 @@ def test_a_cherry_picked_change_never_straddles_splits(tmp_path: Path) -> None:
     out = tmp_path / "out"
     build(repos, out, heldout(every_clean_config(), "alpha"), progress=False)
     found = answers(out)
-    shared = [a for a in found.values() if a["kind"] == "clean" and
-              any(f["path"] == "src/sizes.py" for f in json.loads((out / "visible" / f"{a['id']}.json").read_text())["files"])]
+    shared = [
+        a
+        for a in found.values()
+        if a["kind"] == "clean"
+        and any(f["path"] == "src/sizes.py" for f in json.loads((out / "visible" / f"{a['id']}.json").read_text())["files"])
+    ]
     assert len(shared) == 2 and shared[0]["family"] == shared[1]["family"]
     assert {a["split"] for a in shared} == {"heldout"}
     beta_only = [a for a in found.values() if a["repository"] == "beta" and a not in shared]
     assert beta_only and {a["split"] for a in beta_only} == {"dev"}
 
 
-def test_assignment_does_not_depend_on_time_zone_or_argument_order(samples: dict[str, Sample], tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_assignment_does_not_depend_on_time_zone_or_argument_order(
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repos = [s.path for s in samples.values()]
     config = load_config().with_overrides(split={"heldout_fraction": 0.5})
     build(repos, tmp_path / "one", config, progress=False)
@@ -140,8 +149,9 @@ def test_refresh_moves_exactly_the_exposed_fixtures(samples: dict[str, Sample], 
     dates = sorted(a["head_date"] for a in before.values())
     cut = dates[len(dates) // 2]
     expected = {f for f, a in before.items() if a["head_date"] < cut}
-    result = CliRunner().invoke(main, ["split", "refresh", str(out), "--retire-before", cut,
-                                       "--reason", "exposed", "--date", "2026-11-01"])
+    result = CliRunner().invoke(
+        main, ["split", "refresh", str(out), "--retire-before", cut, "--reason", "exposed", "--date", "2026-11-01"]
+    )
     assert result.exit_code == 0, result.stderr
     after = answers(out)
     assert {f for f, a in after.items() if a["split"] == "dev"} == expected
@@ -188,15 +198,24 @@ def test_since_on_a_mined_output_reuses_it(samples: dict[str, Sample], tmp_path:
     sample = samples["pyledger"]
     out = tmp_path / "out"
     build([sample.path], out, load_config(), progress=False)
-    result = build([sample.path], out, load_config(), progress=False, force=True,
-                   window=Window(since=dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)))
+    result = build(
+        [sample.path],
+        out,
+        load_config(),
+        progress=False,
+        force=True,
+        window=Window(since=dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)),
+    )
     assert result.reports[0].reused_labels == result.reports[0].labelled > 0
 
 
 def test_bad_dates_are_one_line_errors(samples: dict[str, Sample], tmp_path: Path) -> None:
     repo = str(samples["pyledger"].path)
-    for args, words in [(["--since", "last tuesday"], "not a date"), (["--since", "2999-01-01"], "in the future"),
-                        (["--since", "2024-05-01", "--until", "2024-01-01"], "after --until")]:
+    for args, words in [
+        (["--since", "last tuesday"], "not a date"),
+        (["--since", "2999-01-01"], "in the future"),
+        (["--since", "2024-05-01", "--until", "2024-01-01"], "after --until"),
+    ]:
         result = CliRunner().invoke(main, ["build", repo, "--out", str(tmp_path / "o"), *args])
         assert result.exit_code == 2 and words in result.stderr and len(result.stderr.strip().split("\n")) == 1
     assert not (tmp_path / "o").exists()
@@ -241,12 +260,19 @@ def test_a_fix_that_is_itself_a_fixture_keeps_both_in_one_family(tmp_path: Path)
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Import", "2020-01-03T10:00:00Z")
-    x = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two",
-               "2021-01-04T10:00:00Z")
-    f = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2 + 1\n"},
-               "Fix two returning the wrong value", "2022-01-05T10:00:00Z")
-    commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"},
-           "Fix two adding one", "2023-01-06T10:00:00Z")
+    x = commit(repo, {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 3\n"}, "Add two", "2021-01-04T10:00:00Z")
+    f = commit(
+        repo,
+        {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2 + 1\n"},
+        "Fix two returning the wrong value",
+        "2022-01-05T10:00:00Z",
+    )
+    commit(
+        repo,
+        {"calc.py": b"def one():\n    return 1\n\n\ndef two():\n    return 2\n"},
+        "Fix two adding one",
+        "2023-01-06T10:00:00Z",
+    )
     out = tmp_path / "out"
     config = load_config().with_overrides(split={"heldout": ["chain"]})
     build([repo], out, config, progress=False)

@@ -22,8 +22,19 @@ Change-Id: I8e2f1c0d
 def test_original_mode_keeps_prose_and_drops_every_hint() -> None:
     title, description = sanitize_message(MESSAGE, "original", STRIP)
     assert title == "Add parser for dates"
-    for hint in ("#123", "GH-45", "PROJ-77", "https://", "bob@example.com", "deadbeef1234", "Signed-off-by",
-                 "Reviewed-by", "Change-Id", "cherry picked", "1a2b3c4"):
+    for hint in (
+        "#123",
+        "GH-45",
+        "PROJ-77",
+        "https://",
+        "bob@example.com",
+        "deadbeef1234",
+        "Signed-off-by",
+        "Reviewed-by",
+        "Change-Id",
+        "cherry picked",
+        "1a2b3c4",
+    ):
         assert hint not in title + description, hint
     assert "for details" in description and "stays" in description
 
@@ -33,13 +44,16 @@ def test_title_and_none_modes() -> None:
     assert sanitize_message(MESSAGE, "none", STRIP) == ("", "")
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Closes #12", ""),
-    ("Compare gh-7 and https://x.org/a", "Compare and"),
-    ("Works now. This fixes #246", "Works now."),
-    ("Use facade pattern", "Use facade pattern"),   # a hex-only English word is not a SHA
-    ("bump to 1.2.3", "bump to 1.2.3"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Closes #12", ""),
+        ("Compare gh-7 and https://x.org/a", "Compare and"),
+        ("Works now. This fixes #246", "Works now."),
+        ("Use facade pattern", "Use facade pattern"),  # a hex-only English word is not a SHA
+        ("bump to 1.2.3", "bump to 1.2.3"),
+    ],
+)
 def test_scrub(text: str, expected: str) -> None:
     assert scrub(text) == expected
 
@@ -68,8 +82,9 @@ def test_block_comment_in_c_is_blanked_line_by_line() -> None:
 def test_a_hex_word_that_names_a_commit_goes_from_the_message_whatever_its_letters() -> None:
     commits = {"3463408", "deadbee"}
     is_commit = lambda token: token in commits  # noqa: E731
-    _, description = sanitize_message("url: fix\n\nFollow-up to 3463408 and deadbee.\nRead 1234567 bytes.",
-                                      "original", STRIP, is_commit=is_commit)
+    _, description = sanitize_message(
+        "url: fix\n\nFollow-up to 3463408 and deadbee.\nRead 1234567 bytes.", "original", STRIP, is_commit=is_commit
+    )
     assert "3463408" not in description and "deadbee" not in description
     assert "1234567 bytes" in description  # a number that names no commit stays
     assert scrub("Follow-up to 3463408.") == "Follow-up to 3463408."  # without the repository: kept

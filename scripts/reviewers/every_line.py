@@ -33,5 +33,12 @@ def added_lines(diff: str) -> dict[str, list[int]]:
 
 if __name__ == "__main__":
     visible = json.load(sys.stdin)
-    print(json.dumps([{"path": path, "line_start": n, "severity": "warning", "message": "look at this line"}
-                      for path, lines in added_lines(visible["diff"]).items() for n in lines]))
+    print(
+        json.dumps(
+            [
+                {"path": path, "line_start": n, "severity": "warning", "message": "look at this line"}
+                for path, lines in added_lines(visible["diff"]).items()
+                for n in lines
+            ]
+        )
+    )

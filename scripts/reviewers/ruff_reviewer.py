@@ -28,14 +28,27 @@ def main() -> None:
             where = Path(tmp) / vf["path"]
             where.parent.mkdir(parents=True, exist_ok=True)
             where.write_text(vf["after"], encoding="utf-8")
-        proc = subprocess.run([ruff, "check", "--isolated", "--output-format", "json", "--exit-zero", "."], cwd=tmp,
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [ruff, "check", "--isolated", "--output-format", "json", "--exit-zero", "."],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         for item in json.loads(proc.stdout or "[]"):
             path = str(Path(item["filename"]).resolve().relative_to(Path(tmp).resolve()))
             line = item["location"]["row"]
             if line in added.get(path, []):
-                findings.append({"path": path, "line_start": line, "line_end": item["end_location"]["row"],
-                                 "severity": "warning", "category": item["code"], "message": item["message"]})
+                findings.append(
+                    {
+                        "path": path,
+                        "line_start": line,
+                        "line_end": item["end_location"]["row"],
+                        "severity": "warning",
+                        "category": item["code"],
+                        "message": item["message"],
+                    }
+                )
     print(json.dumps(findings))
 
 

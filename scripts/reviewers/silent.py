@@ -1,6 +1,6 @@
 """A reviewer that says nothing: recall 0 and no false alarms, the floor of every score.
 
-    miner review OUT --cmd "python scripts/reviewers/silent.py" --name silent
+miner review OUT --cmd "python scripts/reviewers/silent.py" --name silent
 """
 
 import sys
