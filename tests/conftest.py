@@ -84,6 +84,15 @@ def every_clean_config() -> Config:
 
 
 @pytest.fixture(scope="session")
+def two_splits(samples: dict[str, Sample], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two sample repositories built with half of them held out: a fixture set with both splits."""
+    out = tmp_path_factory.mktemp("two-splits") / "out"
+    config = load_config().with_overrides(split={"heldout_fraction": 0.5})
+    build([samples["pyledger"].path, samples["gokv"].path], out, config, progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
 def full_build(samples: dict[str, Sample], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Each sample mined once with every tier and every clean commit kept."""
     outs: dict[str, Path] = {}

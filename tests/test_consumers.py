@@ -12,14 +12,6 @@ import miner
 from miner.export import export
 
 
-@pytest.fixture(scope="module")
-def two_splits(samples: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("consumers") / "out"
-    config = miner.load_config().with_overrides(split={"heldout_fraction": 0.5})
-    miner.build([samples["pyledger"].path, samples["gokv"].path], out, config, progress=False)
-    return out
-
-
 def test_inspect_loads_the_samples_and_scores_them_with_miners_scorer(two_splits: Path, tmp_path: Path) -> None:
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval

@@ -34,12 +34,9 @@ ANSWER_KEYS = {
 }
 
 
-@pytest.fixture(scope="module")
-def built(samples: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export") / "out"
-    config = miner.load_config().with_overrides(split={"heldout_fraction": 0.5})
-    miner.build([samples["pyledger"].path, samples["gokv"].path], out, config, progress=False)
-    return out
+@pytest.fixture
+def built(two_splits: Path) -> Path:
+    return two_splits
 
 
 def leaks(record: dict, fixture: miner.Fixture) -> list[str]:
