@@ -112,7 +112,8 @@ def export(
     ]
     mark = canary(fixtures)
     answered = {f.id for f in chosen if with_answers or (with_answers is None and f.split == "dev")}
-    staging = Path(tempfile.mkdtemp(prefix=".miner-export-", dir=to.parent if to.parent.exists() else None))
+    to.parent.mkdir(parents=True, exist_ok=True)  # the staging directory beside --to: one rename puts it in place
+    staging = Path(tempfile.mkdtemp(prefix=".miner-export-", dir=to.parent))
     try:
         if fmt == "jsonl":
             _jsonl(staging, chosen, answered, mark)
@@ -128,7 +129,6 @@ def export(
         write_atomic(staging / "README.md", _readme(fmt, chosen, answered, mark, out, "parquet" if parquet else "jsonl"))
         if to.exists():
             to.rmdir()
-        to.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(to)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

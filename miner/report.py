@@ -22,9 +22,8 @@ from miner.audit import audit
 from miner.config import TIERS, load_config
 from miner.errors import MinerError
 from miner.output import FixtureSet, open_output
+from miner.score import strongest_tier
 from miner.write import dumps, write_atomic
-
-_TIERS = list(TIERS)
 
 
 @dataclass(frozen=True)
@@ -53,22 +52,9 @@ def report(out: Path, to: Path, scores: Sequence[Path] = (), calibrations: Seque
     matplotlib.use("Agg")
     fixtures = open_output(out)
     answers = list(fixtures.answers())
-    reports = []
-    for path in scores:
-        try:
-            reports.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            raise MinerError(f"--scores {path} is not the JSON of `miner score --json` ({exc})") from None
-    calibrated = []
-    for path in calibrations:
-        try:
-            calibrated.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            raise MinerError(f"--calibration {path} is not the JSON of `miner calibrate --json` ({exc})") from None
-    tiers: Counter[str] = Counter()
-    for a in answers:
-        if a.kind == "bug" and a.defects:
-            tiers[min((d.evidence.tier for d in a.defects), key=_TIERS.index)] += 1
+    reports = [_json(path, "--scores", "miner score --json") for path in scores]
+    calibrated = [_json(path, "--calibration", "miner calibrate --json") for path in calibrations]
+    tiers = Counter(tier for a in answers if (tier := strongest_tier(a)))
     by_kind_split = sorted(Counter((a.kind, a.split) for a in answers).items())
     manifest = fixtures.manifest
     fresh = [
@@ -107,7 +93,7 @@ def report(out: Path, to: Path, scores: Sequence[Path] = (), calibrations: Seque
         canary=canary(fixtures),
         repositories=manifest.repositories,
         by_kind_split=[(k, s, n) for (k, s), n in by_kind_split],
-        tiers=sorted(tiers.items(), key=lambda t: _TIERS.index(t[0])),
+        tiers=sorted(tiers.items(), key=lambda t: TIERS.index(t[0])),
         fresh=fresh,
         dropped=dropped,
         plots=_plots(fixtures, answers, manifest.cutoffs),
@@ -133,7 +119,7 @@ def report(out: Path, to: Path, scores: Sequence[Path] = (), calibrations: Seque
                     a.kind,
                     a.split,
                     a.head_date,
-                    min((d.evidence.tier for d in a.defects), key=_TIERS.index) if a.defects else "",
+                    strongest_tier(a) or "",
                 ]
                 for a in answers
             ],
@@ -156,6 +142,13 @@ def _per_fixture(answers: list[Any], reports: list[dict[str, Any]]) -> list[dict
                     row["scores"][name] = "-" if value is None else (f"{value:.0%}" if a.kind == "bug" else f"{value:g}")
         rows.append(row)
     return rows
+
+
+def _json(path: Path, flag: str, command: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MinerError(f"{flag} {path} is not the JSON of `{command}` ({exc})") from None
 
 
 def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:

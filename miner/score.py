@@ -34,6 +34,7 @@ import numpy as np
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
+from miner.config import TIERS
 from miner.errors import MinerError
 from miner.findings import ReviewFinding, RunRecord, is_alarm, parse_output
 from miner.output import FixtureSet
@@ -252,9 +253,8 @@ def load_reviewer(
     return Reviewer(name=names.pop() if names else source.stem, scores=scores, errors=errors)
 
 
-def _strongest_tier(answer: Answer) -> str | None:
-    from miner.config import TIERS
-
+def strongest_tier(answer: Answer) -> str | None:
+    """The strongest evidence tier among a bug fixture's defects (None for a clean fixture)."""
     tiers = [d.evidence.tier for d in answer.defects or ()]
     return min(tiers, key=TIERS.index) if tiers else None
 
@@ -267,7 +267,7 @@ def slices(answers: dict[str, Answer]) -> dict[str, set[str]]:
         out[f"repository:{answer.repository}"].add(fid)
         for cutoff, fresh in answer.fresh.items():
             out[f"{cutoff}:{'fresh' if fresh else 'not_fresh'}"].add(fid)
-        tier = _strongest_tier(answer)
+        tier = strongest_tier(answer)
         if tier:
             out[f"tier:{tier}"].add(fid)
     return dict(sorted(out.items()))

@@ -68,6 +68,8 @@ def test_jsonl_keeps_answers_apart_and_held_out_answers_out(built: Path, tmp_pat
     every = export(built, "jsonl", tmp_path / "all", with_answers=True)
     assert every.answers == len(splits)
     assert export(built, "jsonl", tmp_path / "none", with_answers=False).answers == 0
+    deep = export(built, "jsonl", tmp_path / "new" / "deep" / "dir")  # parents made, staged beside it
+    assert (deep.to / "visible.jsonl").is_file() and not list((tmp_path / "new" / "deep").glob(".miner-export-*"))
     held = export(built, "jsonl", tmp_path / "held", split="heldout")
     assert held.answers == 0 and held.fixtures == sum(s == "heldout" for s in splits.values())
 
