@@ -88,10 +88,16 @@ class Anchor:
         )
 
 
-def blame_via(repo: Repo, anchor: Anchor | None, rev: str, path: str, lines: Iterable[int] | None) -> list[BlameHit]:
+def blame_via(
+    repo: Repo, anchor: Anchor | None, rev: str, path: str, lines: Iterable[int] | None, ignore: tuple[str, ...] = ()
+) -> list[BlameHit]:
     """Exactly ``git blame`` of ``lines`` (None: all) of ``path`` at ``rev``, walking no further
-    back than ``anchor``, a blame of the same path at an ancestor of ``rev``."""
-    hits, boundary = repo.blame_from(anchor.commit if anchor else None, rev, path, lines)
+    back than ``anchor``, a blame of the same path at an ancestor of ``rev``.
+
+    ``ignore`` (``--ignore-rev``) must hold no commit the anchor's own blame went through: the
+    ignored commits are newer than the anchor, so a line that reached it goes on as the anchor says.
+    """
+    hits, boundary = repo.blame_from(anchor.commit if anchor else None, rev, path, lines, ignore)
     if anchor is None or not boundary:
         return hits
     found: list[BlameHit] = []
@@ -107,7 +113,7 @@ def blame_via(repo: Repo, anchor: Anchor | None, rev: str, path: str, lines: Ite
         else:
             found.append(known)
     if again:
-        found += repo.blame(rev, path, again)
+        found += repo.blame(rev, path, again, ignore)
     return sorted(found, key=lambda h: h.final_line)
 
 
@@ -151,7 +157,8 @@ def save(where: Path, path: str, anchors: list[Anchor]) -> None:
 class Anchored:
     """A repository whose blame starts from the nearest anchor: the ``History`` that labelling reads.
 
-    Blame that looks through commits (``ignore``) runs in full: an anchor did not ignore them.
+    Blame that looks through commits (``ignore``) starts from an anchor only when every ignored
+    commit is newer than it (it did not look through them); otherwise it runs in full.
     """
 
     def __init__(self, repo: Repo, where: str) -> None:
@@ -197,13 +204,19 @@ class Anchored:
                 break
         return None
 
+    def _behind(self, sha: str, anchor: Anchor) -> bool:
+        """Whether the anchor's blame may have gone through ``sha`` (it is the anchor or older)."""
+        return sha == anchor.commit or self.repo.is_ancestor(sha, anchor.commit)
+
     def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
-        ignore = tuple(ignore)
-        anchor = None if ignore else self._nearest(rev, path)
+        ignore = tuple(sorted(set(ignore)))
+        anchor = self._nearest(rev, path)
+        if anchor is not None and ignore and (anchor.commit == rev or any(self._behind(sha, anchor) for sha in ignore)):
+            anchor = None
         if anchor is None:
             return self.repo.blame(rev, path, lines, ignore)
         wanted = sorted(set(lines))
         if anchor.commit != rev:
-            return blame_via(self.repo, anchor, rev, path, wanted)
+            return blame_via(self.repo, anchor, rev, path, wanted, ignore)
         hits = [anchor.hit(n, n) for n in wanted]
         return [h for h in hits if h] if all(hits) else self.repo.blame(rev, path, wanted)

@@ -615,7 +615,9 @@ class Repo:
         """Blame the given lines of ``path`` as of ``rev``."""
         return self._blame(rev, path, lines, ignore)[0]
 
-    def blame_from(self, base: str | None, rev: str, path: str, lines: Iterable[int] | None) -> tuple[list[BlameHit], set[str]]:
+    def blame_from(
+        self, base: str | None, rev: str, path: str, lines: Iterable[int] | None, ignore: Iterable[str] = ()
+    ) -> tuple[list[BlameHit], set[str]]:
         """Blame ``path`` at ``rev`` (the given lines, or the whole file) only as far back as ``base``
         (with None, all the way).
 
@@ -623,7 +625,7 @@ class Repo:
         reached through a side branch), with their line number there; the second value holds the
         boundary commits. Everything newer is blamed exactly as a full blame would.
         """
-        return self._blame(f"{base}..{rev}" if base else rev, path, lines)
+        return self._blame(f"{base}..{rev}" if base else rev, path, lines, ignore)
 
     def _blame(
         self, spec: str, path: str, lines: Iterable[int] | None, ignore: Iterable[str] = ()

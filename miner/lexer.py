@@ -175,11 +175,13 @@ def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
     """1-based numbers of the lines holding code: not blank, not only comments.
 
     With ``upto``, lexing stops once past that line: callers that need a few lines near the
-    top of a large file do not pay for the rest.
+    top of a large file do not pay for the rest. Only lines up to ``upto`` are answered for then.
     """
     if path.endswith((".py", ".pyi")):
         return _python_code_lines(text, upto)
     if path.lower().endswith(C_FAMILY):
+        if upto is not None:  # a lexer reads left to right: the lines up to ``upto`` need only what precedes them
+            text = "\n".join(text.split("\n", upto)[:upto])
         masked = _masked(text, _c_comments(text))
         return {n for n, line in enumerate(masked.split("\n"), 1) if line.strip()}
     lines = text.split("\n")

@@ -90,6 +90,34 @@ def test_anchored_blame_is_git_blame_at_every_version(
     assert used[0] > 0, "no answer came from an anchor: the test would pass without them"
 
 
+@pytest.mark.parametrize("every", [1, 2])
+def test_anchored_blame_looking_through_commits_is_git_blame(
+    branchy: Path, tmp_path: Path, every: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--ignore-rev`` of the version itself (as prior_authors asks) and of an older commit (a
+    reformat blame looks through): anchors serve the blame when the ignored commits are newer than
+    them, and it is still exactly git's."""
+    repo = Repo(branchy)
+    head = repo.resolve("HEAD")
+    used = _count_anchor_hits(monkeypatch)
+    for path in ("app.py", "main.py"):
+        anchors.save(tmp_path / "a", path, build_chain(repo, head, path, every))
+    history = Anchored(repo, str(tmp_path / "a"))
+    checked = 0
+    for path in ("app.py", "main.py"):
+        versions = _every_version(repo, path)
+        for n, sha in enumerate(versions):
+            data = repo.blob(sha, path)
+            if data is None:
+                continue
+            lines = range(1, data.count(b"\n") + 1)
+            for ignore in [(sha,), (sha, *versions[n + 1 : n + 3])]:
+                assert history.blame(sha, path, lines, ignore) == repo.blame(sha, path, lines, ignore), (sha, path, ignore)
+                checked += 1
+    assert checked > 20
+    assert used[0] > 0, "no answer came from an anchor: the test would pass without them"
+
+
 def test_the_side_branch_line_is_blamed_in_full(branchy: Path, tmp_path: Path) -> None:
     """Line 36 came from the side branch, which forked before every anchor: it stops at a boundary
     that is not the anchor, so it is blamed again in full, and lands on the side commit."""

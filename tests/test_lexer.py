@@ -60,3 +60,13 @@ def test_python_scanner_tells_docstrings_from_string_expressions() -> None:
 def test_python_comment_spans_skip_hashes_inside_strings() -> None:
     spans = comment_spans("x.py", PY_HARD)
     assert [(s.line, s.text) for s in spans] == [(5, "# two strings alone: still a docstring"), (11, "# but this is")]
+
+
+def test_lines_up_to_a_bound_are_answered_as_without_it() -> None:
+    """``upto`` stops the lexer early; a comment or string that crosses the bound must not change
+    what it says of the lines before it."""
+    text = "int a;\n/* one\n two */ int b;\nchar *s = `x\n// y`;\n// z\nint c;\n"
+    whole = code_lines("f.js", text)
+    for upto in range(1, 8):
+        assert code_lines("f.js", text, upto) == {n for n in whole if n <= upto}, upto
+    assert whole == {1, 3, 4, 5, 7}
