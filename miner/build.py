@@ -31,17 +31,19 @@ from tqdm import tqdm
 from miner import __version__, anchors
 from miner.blame import tier_allowed
 from miner.cache import Cache, labels_key, visible_key
-from miner.classify import has_generated_marker, path_kind, with_vendored
-from miner.clean import FixTouches, confidence, corrected_by, pick_clean, source_paths, stratum, unreviewable, wanted
+from miner.classify import path_kind, with_vendored
+from miner.clean import FixTouches, confidence, pick_clean, stratum, wanted
 from miner.config import Config
 from miner.engine import (
     ExecutorKind,
     FixtureJob,
     LabelResult,
+    Lookahead,
     RepoRef,
     anchor_task,
     authorship_task,
     chunks,
+    clean_check_task,
     fixture_task,
     in_order,
     label_task,
@@ -55,7 +57,7 @@ from miner.ledger import LEDGER, Ledger, assign, families, updated
 from miner.output import STAGES, Manifest
 from miner.records import Answer, CleanPick, CommitMeta, Defect, FixCommit, Label, Verdict, Visible, iso
 from miner.split import repository_split
-from miner.vet import sides_reader, vet_fixes
+from miner.vet import vet_fixes
 from miner.walk import find_fixes
 from miner.write import MANIFEST, Staging, check_destination, check_outside, dumps, fresh_counts
 
@@ -156,37 +158,23 @@ def repository_name(path: Path) -> str:
     return name[:-4] if name.endswith(".git") and len(name) > 4 else name
 
 
-def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
-    try:
-        return has_generated_marker(repo.blob(sha, path) or b"", config.paths)
-    except MissingObjectError:
-        return False
+class _CleanChecks:
+    """The clean stage's checks that read git (miner.clean.refusal), run on the pool ahead of the
+    sample's choices: told the order candidates are asked in, the workers check the next few while
+    the sample decides. The sample is the same as checking one at a time."""
 
+    def __init__(self, run: Run, repo: Repo, head: str, fixes: set[str]) -> None:
+        self._ahead: Lookahead[str, str | None] = Lookahead(run.pool, clean_check_task, 2 * run.jobs if run.jobs > 1 else 0)
+        self._args = (RepoRef.of(repo), head, run.config, frozenset(fixes))
 
-def _clean_check(repo: Repo, head: str, config: Config, fixes: set[str]) -> Callable[[CommitMeta], str | None]:
-    """The clean stage's checks that read git, for the candidates its sample reaches: why one is
-    refused (a reformat, generated code, nothing to review, corrected later), or None."""
+    def plan(self, order: list[CommitMeta]) -> None:
+        self._ahead.plan([(meta.sha, (*self._args, meta)) for meta in order])
 
-    def check(meta: CommitMeta) -> str | None:
-        if repo.is_cosmetic(meta.sha):
-            return "whitespace_only"
-        if all(_generated(repo, meta.sha, path, config) for path in source_paths(meta, config)):
-            return "generated_only"
-        try:
-            ((_, diffs),) = list(repo.diffs([meta.sha]))
-            reason = unreviewable(
-                diffs,
-                sides_reader(repo.blob, meta.parents[0], meta.sha),
-                config,
-                lambda names: any(repo.occurrences([meta.sha], names)[meta.sha].values()),
-            )
-            if reason:
-                return reason
-            return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
-        except MissingObjectError:
-            return "clean_missing_object"
+    def __call__(self, meta: CommitMeta) -> str | None:
+        return self._ahead.get(meta.sha, (*self._args, meta))
 
-    return check
+    def close(self) -> None:
+        self._ahead.close()
 
 
 def build(
@@ -541,9 +529,10 @@ def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Pa
     if len(in_window) < len(metas):
         report.dropped["clean"]["outside_window"] += len(metas) - len(in_window)
     fix_shas = {f.meta.sha for f in fixes}
-    check = _clean_check(repo, head, config, fix_shas)
+    checks = _CleanChecks(run, repo, head, fix_shas)
+    check: Callable[[CommitMeta], str | None] = checks
     if judge is not None:
-        check = _judged_clean(check, repo, name, judge, verdicts, report.dropped["judge"])
+        check = _JudgedClean(checks, repo, name, judge, verdicts, report.dropped["judge"])
     picks = pick_clean(
         sorted(in_window, key=lambda m: m.sha),
         wanted(len(bugs), config),
@@ -556,6 +545,7 @@ def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Pa
         match=bug_strata,
         touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope),
     )
+    checks.close()
     survival = _survival(run, repo, head, picks, metas) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
     jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]
@@ -677,29 +667,28 @@ def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
 
 
-def _judged_clean(
-    check: Callable[[CommitMeta], str | None],
-    repo: Repo,
-    name: str,
-    judge: Judge,
-    verdicts: dict[str, Verdict],
-    dropped: Counter[str],
-) -> Callable[[CommitMeta], str | None]:
+class _JudgedClean:
     """The clean stage's check, then the judge's: a refused candidate gives way to the next in the sample."""
 
-    def judged(meta: CommitMeta) -> str | None:
-        reason = check(meta)
+    def __init__(
+        self, checks: _CleanChecks, repo: Repo, name: str, judge: Judge, verdicts: dict[str, Verdict], dropped: Counter[str]
+    ) -> None:
+        self.checks, self.repo, self.name, self.judge, self.verdicts, self.dropped = checks, repo, name, judge, verdicts, dropped
+
+    def plan(self, order: list[CommitMeta]) -> None:
+        self.checks.plan(order)
+
+    def __call__(self, meta: CommitMeta) -> str | None:
+        reason = self.checks(meta)
         if reason:
             return reason
-        verdict = judge.ask(clean_packet(name, meta.sha, meta.message, _patch_text(repo, meta.sha)))
+        verdict = self.judge.ask(clean_packet(self.name, meta.sha, meta.message, _patch_text(self.repo, meta.sha)))
         if verdict.status != "ok":
-            dropped["judge_failed"] += 1
+            self.dropped["judge_failed"] += 1
         why = refusal(verdict)
         if why is None:
-            verdicts[meta.sha] = verdict
+            self.verdicts[meta.sha] = verdict
         return why
-
-    return judged
 
 
 def _survival(run: Run, repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta]) -> dict[str, float | None]:

@@ -21,14 +21,16 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Literal, Protocol
+from collections.abc import Set as AbstractSet
+from typing import Literal, Protocol, runtime_checkable
 
-from miner.classify import has_fix_word, is_bot, path_kind, plain_subject, reverted_shas
+from miner.classify import has_fix_word, has_generated_marker, is_bot, path_kind, plain_subject, reverted_shas
 from miner.config import Config
-from miner.git import BlameHit
+from miner.errors import MissingObjectError
+from miner.git import BlameHit, Repo
 from miner.lexer import code_lines, code_tokens
 from miner.records import CleanPick, CommitMeta, FileDiff
-from miner.vet import Sides, neutral
+from miner.vet import Sides, neutral, sides_reader
 
 
 class FixTouches:
@@ -201,7 +203,7 @@ class Later(Protocol):
     def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]: ...
 
 
-def reads_as_correction(meta: CommitMeta, config: Config, fixes: set[str]) -> bool:
+def reads_as_correction(meta: CommitMeta, config: Config, fixes: AbstractSet[str]) -> bool:
     """A later commit that says it repairs something: a fix by the walk's rules, a revert, or
     words of correction (``clean.corrections``: "correct", "broken", "bump year", ...)."""
     if meta.sha in fixes or reverted_shas(meta.message, config.fixes):
@@ -212,7 +214,7 @@ def reads_as_correction(meta: CommitMeta, config: Config, fixes: set[str]) -> bo
 
 
 def corrected_by(
-    meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config, fixes: set[str]
+    meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config, fixes: AbstractSet[str]
 ) -> str | None:
     """The first later commit, within the waiting window, that reads as a correction and rewrote
     or removed a line this change added, in any kind of file (code, tests, examples, CI, scripts);
@@ -267,6 +269,44 @@ def allocate(targets: Counter[Stratum], count: int) -> dict[Stratum, int]:
     return quotas
 
 
+def refusal(repo: Repo, head: str, config: Config, fixes: AbstractSet[str], meta: CommitMeta) -> str | None:
+    """The checks that read git, for a candidate the sample reaches: why it is refused (a reformat,
+    generated code, nothing to review, corrected later), or None."""
+    if repo.is_cosmetic(meta.sha):
+        return "whitespace_only"
+    if all(_generated(repo, meta.sha, path, config) for path in source_paths(meta, config)):
+        return "generated_only"
+    try:
+        ((_, diffs),) = list(repo.diffs([meta.sha]))
+        reason = unreviewable(
+            diffs,
+            sides_reader(repo.blob, meta.parents[0], meta.sha),
+            config,
+            lambda names: any(repo.occurrences([meta.sha], names)[meta.sha].values()),
+        )
+        if reason:
+            return reason
+        return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
+    except MissingObjectError:
+        return "clean_missing_object"
+
+
+def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
+    try:
+        return has_generated_marker(repo.blob(sha, path) or b"", config.paths)
+    except MissingObjectError:
+        return False
+
+
+@runtime_checkable
+class Planned(Protocol):
+    """A check told in advance the order it will be asked in, so it can work ahead (miner.engine.Lookahead)."""
+
+    def __call__(self, meta: CommitMeta) -> str | None: ...
+
+    def plan(self, order: list[CommitMeta]) -> None: ...
+
+
 def pick_clean(
     commits: Iterable[CommitMeta],
     count: int,
@@ -299,6 +339,9 @@ def pick_clean(
     groups: dict[Stratum, list[CommitMeta]] = {}
     for meta in eligible:
         groups.setdefault(stratum(meta, config), []).append(meta)
+    quotas = sorted(allocate(Counter(match), count).items())
+    if isinstance(check, Planned):  # the order candidates are asked in; a group stops early at its quota
+        check.plan([meta for group, _ in quotas for meta in groups.get(group, [])] + eligible)
     taken: set[str] = set()
     refused: set[str] = set()
     picks: list[CleanPick] = []
@@ -320,7 +363,7 @@ def pick_clean(
         refused.add(meta.sha)
         return False
 
-    for group, quota in sorted(allocate(Counter(match), count).items()):
+    for group, quota in quotas:
         got = 0
         for meta in groups.get(group, []):
             if got >= quota:

@@ -13,23 +13,25 @@ import os
 import signal
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from miner.anchors import Anchor, Anchored, build_chain
 from miner.blame import label_fixes
+from miner.clean import refusal
 from miner.config import Config
 from miner.errors import MinerError, MissingObjectError, TransientGitError, WorkerLostError
 from miner.fixture import make_fixture
 from miner.git import Repo
-from miner.records import Defect, FixCommit, Fixture, Label
+from miner.records import CommitMeta, Defect, FixCommit, Fixture, Label
 from miner.vet import vet_fix
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 # Seconds each task sleeps before working: lets a test kill a worker while a task is running.
 _TASK_DELAY = float(os.environ.get("MINER_TASK_DELAY", "0"))
 ExecutorKind = Literal["local", "dask"]
@@ -202,6 +204,12 @@ def anchor_task(ref: RepoRef, head: str, path: str, every: int) -> tuple[str, li
         return path, []
 
 
+def clean_check_task(ref: RepoRef, head: str, config: Config, fixes: frozenset[str], meta: CommitMeta) -> str | None:
+    """Why a clean candidate is refused by the checks that read git (miner.clean.refusal), or None."""
+    _delay()
+    return refusal(ref.open(), head, config, fixes, meta)
+
+
 @dataclass(frozen=True)
 class FixtureJob:
     kind: str
@@ -282,6 +290,49 @@ def in_order(pool: Executor, fn: Callable[..., T], calls: Iterable[tuple[Any, ..
                 "so far is kept: run the same command again to resume"
             ) from None
         raise
+
+
+class Lookahead(Generic[K, T]):
+    """``fn(*args)`` for the items of a planned order, run on the pool a few items ahead of the one
+    asked for, so a sequential choice (the clean sample) keeps the workers busy.
+
+    Items may be skipped (asking for a later one passes over those before it: work already started
+    on them is kept in case they are asked for later, or wasted); each key is answered once. With
+    ``ahead`` 0 nothing runs before it is asked for. The answers are ``fn``'s, whatever ran ahead.
+    """
+
+    def __init__(self, pool: Executor, fn: Callable[..., T], ahead: int) -> None:
+        self.pool, self.fn, self.ahead = pool, fn, ahead
+        self._items: list[tuple[K, tuple[Any, ...]]] = []
+        self._at: dict[K, list[int]] = {}
+        self._futures: dict[K, Future[T]] = {}
+        self._asked: set[K] = set()
+        self._cursor = 0
+
+    def plan(self, items: list[tuple[K, tuple[Any, ...]]]) -> None:
+        self.close()
+        self._items, self._cursor, self._at = items, 0, {}
+        for n, (key, _) in enumerate(items):
+            self._at.setdefault(key, []).append(n)
+
+    def get(self, key: K, args: tuple[Any, ...]) -> T:
+        """The answer for ``key`` (``args`` are used when it is not in the plan)."""
+        where = next((n for n in self._at.get(key, []) if n >= self._cursor), None)
+        if where is not None:
+            self._cursor = where + 1
+            for k, a in self._items[where : where + 1 + self.ahead]:
+                if k not in self._futures and (k == key or k not in self._asked):
+                    self._futures[k] = self.pool.submit(self.fn, *a)
+        future = self._futures.pop(key, None) or self.pool.submit(self.fn, *args)
+        self._asked.add(key)
+        return _result(future, self.pool)
+
+    def close(self) -> None:
+        """Cancel what ran ahead and was never asked for."""
+        for future in self._futures.values():
+            future.cancel()
+        self._futures = {}
+        self._asked = set()
 
 
 def _result(future: Future[T], pool: Executor) -> T:

@@ -43,12 +43,18 @@ def _lexer(path: str) -> Lexer | None:
         return None
 
 
-def _is_comment(token: object) -> bool:
+@lru_cache(maxsize=None)
+def _is_comment(token: object) -> bool:  # a lexer has a few dozen token types: each is asked once
     return token in Comment and token not in Comment.Preproc and token not in Comment.PreprocFile or token in String.Doc
 
 
+@lru_cache(maxsize=None)
+def _is_blank_kind(token: object) -> bool:
+    return token in Whitespace or token in Text
+
+
 def _is_space(token: object, value: str) -> bool:
-    return (token in Whitespace or token in Text) and not value.strip()
+    return _is_blank_kind(token) and not value.strip()
 
 
 C_FAMILY = (
@@ -80,12 +86,12 @@ C_FAMILY = (
     ".m",
     ".mm",
 )
-_C_TOKENS = re.compile(r"""//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?""", re.S)
+_C_TOKENS = re.compile(r"""(//[^\n]*|/\*.*?(?:\*/|\Z))|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?""", re.S)
 
 
 def _c_comments(text: str) -> list[tuple[int, int]]:
     """Character ranges of the comments of a C-family source (strings are skipped whole)."""
-    return [m.span() for m in _C_TOKENS.finditer(text) if m.group().startswith(("//", "/*"))]
+    return [m.span() for m in _C_TOKENS.finditer(text) if m.lastindex]
 
 
 def _masked(text: str, ranges: list[tuple[int, int]]) -> str:
@@ -246,11 +252,12 @@ __all__ = ["CommentSpan", "code_lines", "comment_spans", "Token"]
 
 # -- tokens: to tell a change of behaviour from one of layout --------------------------------
 
+# A string, a word or one other character; a token that starts with a quote is a string.
 _C_TOKEN = re.compile(
     r"""
-    (?P<string>"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?)
-  | (?P<word>[A-Za-z_$][\w$]*|\d[\w.]*)
-  | (?P<punct>\S)
+    "(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?
+  | [A-Za-z_$][\w$]*|\d[\w.]*
+  | \S
 """,
     re.S | re.X,
 )
@@ -276,7 +283,7 @@ def code_tokens(path: str, text: str) -> list[str] | None:
     lower = path.lower()
     if lower.endswith(C_FAMILY):
         masked = _masked(text, _c_comments(text))
-        return [_normal_string(m.group()) if m.lastgroup == "string" else m.group() for m in _C_TOKEN.finditer(masked)]
+        return [_normal_string(t) if t[0] in _QUOTES else t for t in _C_TOKEN.findall(masked)]
     if lower.endswith((".py", ".pyi")):
         comments, _ = _python_masks(text)
         masked = _masked(text, sorted(comments))
@@ -288,7 +295,7 @@ def code_tokens(path: str, text: str) -> list[str] | None:
             if kind == "string":
                 out.append(_normal_string(value))
             else:
-                out += [t.group() for t in _C_TOKEN.finditer(value)]
+                out += _C_TOKEN.findall(value)
         return out
     lexer = _lexer(path)
     if lexer is None:
