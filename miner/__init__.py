@@ -32,12 +32,16 @@ _WHERE = {
     "build": "miner.build",
     "BuildResult": "miner.build",
     "Window": "miner.build",
+    "BuildOptions": "miner.build",
+    "Workers": "miner.build",
+    "JudgeCommand": "miner.build",
     "audit": "miner.audit",
     "AuditReport": "miner.audit",
     "materialize": "miner.materialize",
     "Materialized": "miner.materialize",
     "calibrate": "miner.calibrate",
     "Calibration": "miner.calibrate",
+    "CalibrateOptions": "miner.calibrate",
     "explain": "miner.explain",
     "load_config": "miner.config",
     "Config": "miner.config",
@@ -53,7 +57,23 @@ _WHERE = {
     "Defect": "miner.records",
     "Evidence": "miner.records",
     "Verdict": "miner.records",
+    "CommitMeta": "miner.records",
+    "FixCommit": "miner.records",
+    "Label": "miner.records",
     "Repo": "miner.git",
+    "decode": "miner.fixture",
+    "repository_name": "miner.build",
+    "fix_link": "miner.classify",
+    "trailer_shas": "miner.classify",
+    "tier_allowed": "miner.blame",
+    "benchmark": "miner.calibrate",
+    "Benchmark": "miner.calibrate",
+    "Truth": "miner.calibrate",
+    "label_fix": "miner.calibrate",
+    "pydriller_szz": "miner.baseline",
+    "export": "miner.export",
+    "Selection": "miner.export",
+    "miner_findings": "miner.inspect_scorer",
     "MinerError": "miner.errors",
 }
 __all__ = ["__version__", *_WHERE]
@@ -88,12 +108,18 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from miner.audit import AuditReport, audit
-    from miner.build import BuildResult, Window, build
-    from miner.calibrate import Calibration, calibrate
+    from miner.baseline import pydriller_szz
+    from miner.blame import tier_allowed
+    from miner.build import BuildOptions, BuildResult, JudgeCommand, Window, Workers, build, repository_name
+    from miner.calibrate import Benchmark, CalibrateOptions, Calibration, Truth, benchmark, calibrate, label_fix
+    from miner.classify import fix_link, trailer_shas
     from miner.config import Config, load_config
     from miner.errors import MinerError
     from miner.explain import explain
+    from miner.export import Selection, export
+    from miner.fixture import decode
     from miner.git import Repo
+    from miner.inspect_scorer import miner_findings
     from miner.materialize import Materialized, materialize
     from miner.output import Entry, FixtureSet, Manifest, RepositoryReport, open_output
-    from miner.records import Answer, Defect, Evidence, Fixture, Verdict, Visible, VisibleFile
+    from miner.records import Answer, CommitMeta, Defect, Evidence, FixCommit, Fixture, Label, Verdict, Visible, VisibleFile

@@ -32,11 +32,10 @@ from miner import __version__, anchors
 from miner.blame import tier_allowed
 from miner.cache import Cache, labels_key, visible_key
 from miner.classify import path_kind, with_vendored
-from miner.clean import FixTouches, confidence, pick_clean, stratum, wanted
+from miner.clean import FixTouches, Known, Quota, confidence, pick_clean, stratum, wanted
 from miner.config import Config
 from miner.engine import (
     ExecutorKind,
-    FixtureJob,
     LabelResult,
     Lookahead,
     RepoRef,
@@ -50,9 +49,9 @@ from miner.engine import (
     make_executor,
 )
 from miner.errors import MinerError, MissingObjectError, PromisorUnreachableError
-from miner.fixture import added_lines, decode, fixture_id, make_answer
+from miner.fixture import FixtureJob, Source, added_lines, decode, fixture_id, make_answer
 from miner.git import Repo, runs
-from miner.judge import Judge, bug_packet, clean_packet, refusal
+from miner.judge import Judge, Shown, bug_packet, clean_packet, refusal
 from miner.ledger import LEDGER, Ledger, assign, families, updated
 from miner.output import STAGES, Manifest
 from miner.records import Answer, CleanPick, CommitMeta, Defect, FixCommit, Label, Verdict, Visible, iso
@@ -116,6 +115,40 @@ class Window:
 
 
 @dataclass(frozen=True)
+class Workers:
+    """Where the expensive stages run: inline (``jobs`` 1), a local process pool, or a Dask cluster
+    (at ``address``, or the one ``scheduler_file`` describes)."""
+
+    jobs: int = 1
+    executor: ExecutorKind = "local"
+    address: str | None = None
+    scheduler_file: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeCommand:
+    """A command asked about every candidate (see miner.judge), and how long one answer may take."""
+
+    command: str
+    timeout: float = 300.0
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What a build mines and how, beyond the config: the revision and names of the repositories,
+    the window of dates, the workers, the cache, a judge, and whether to mine a partial clone
+    without the objects its remote cannot give (``allow_missing``)."""
+
+    rev: str = "HEAD"
+    names: list[str] | None = None
+    window: Window = Window()
+    workers: Workers = Workers()
+    use_cache: bool = True
+    judge: JudgeCommand | None = None
+    allow_missing: bool = False
+
+
+@dataclass(frozen=True)
 class Run:
     """What every stage of one build shares: the settings, the workers, the cache, the window. A
     repository's stages get a copy whose config knows its vendored trees."""
@@ -127,6 +160,18 @@ class Run:
     window: Window
     progress: bool
     judge: Judge | None = None
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One repository of a build: how it is read, what it is called, the commit mined, and a
+    scratch directory of its own."""
+
+    repo: Repo
+    name: str
+    head: str
+    identity: str
+    scratch: Path
 
 
 @dataclass
@@ -181,33 +226,24 @@ def build(
     paths: list[Path],
     out: Path,
     config: Config,
+    options: BuildOptions = BuildOptions(),
     *,
-    rev: str = "HEAD",
     force: bool = False,
     progress: bool = True,
-    jobs: int = 1,
-    executor: ExecutorKind = "local",
-    address: str | None = None,
-    scheduler_file: str | None = None,
-    window: Window = Window(),
-    use_cache: bool = True,
-    names: list[str] | None = None,
-    judge: str | None = None,
-    judge_timeout: float = 300.0,
-    allow_missing: bool = False,
 ) -> BuildResult:
-    """Mine every repository and write one fixture set to ``out``.
+    """Mine every repository and write one fixture set to ``out`` (``force``: replace what is there).
 
-    ``names`` overrides the repository names (by default each directory's name, less ``.git``).
+    ``options.names`` overrides the repository names (by default each directory's name, less ``.git``).
     Progress is told through the ``miner`` logger (the command line prints it on stderr).
-    ``judge`` is a command asked about every candidate (see miner.judge). A partial clone gets the
-    objects it lacks from its promisor remote first; when that fails, the build stops, unless
-    ``allow_missing``: then it mines without them, leaving out the paths they belong to.
+    ``options.judge`` is a command asked about every candidate (see miner.judge). A partial clone gets
+    the objects it lacks from its promisor remote first; when that fails, the build stops, unless
+    ``options.allow_missing``: then it mines without them, leaving out the paths they belong to.
     """
+    rev, window, workers, jobs = options.rev, options.window, options.workers, options.workers.jobs
     check_destination(out, force)
     repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
     check_outside(out, "--out", ((r.top, r.git_dir) for r in repos))
-    names = names or [repository_name(p) for p in paths]
+    names = options.names or [repository_name(p) for p in paths]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise MinerError(f"two repositories are both named {duplicate!r}; name them apart as NAME=PATH")
@@ -215,9 +251,10 @@ def build(
     previous = out if (out / MANIFEST).is_file() else None
     ledger = _load_ledger(previous)
     staging = Staging(out)
-    cache = Cache([s for s in (staging.resumed, previous) if s is not None] if use_cache else [], staging.dir)
-    asker = Judge(judge, judge_timeout, cache.judge_verdicts()) if judge else None
-    pool, shutdown = make_executor(executor, jobs, address, scheduler_file)
+    cache = Cache([s for s in (staging.resumed, previous) if s is not None] if options.use_cache else [], staging.dir)
+    judge = options.judge
+    asker = Judge(judge.command, judge.timeout, cache.judge_verdicts()) if judge else None
+    pool, shutdown = make_executor(workers.executor, jobs, workers.address, workers.scheduler_file)
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
         known = _known_identities(previous)
@@ -227,12 +264,12 @@ def build(
             for n, (repo, identity) in enumerate(zip(repos, identities))
         ]
         repos = [
-            _with_promised(repo, head, scratch / str(n), allow_missing, progress)
+            _with_promised(repo, head, scratch / str(n), options.allow_missing, progress)
             for n, (repo, head) in enumerate(zip(repos, heads))
         ]
         run = Run(config=config, pool=pool, jobs=jobs, cache=cache, window=window, progress=progress, judge=asker)
         each = enumerate(zip(repos, names, heads, identities))
-        mined = [_mine(run, repo, name, head, identity, scratch / str(n)) for n, (repo, name, head, identity) in each]
+        mined = [_mine(run, _Target(repo, name, head, identity, scratch / str(n))) for n, (repo, name, head, identity) in each]
         if asker is not None:
             cache.save_judge_verdicts(asker.known)
         entries, ledger = _write_fixtures(run, mined, staging, ledger, previous)
@@ -379,24 +416,16 @@ def _walk_once(repo: Repo, head: str, cached: list[CommitMeta], cached_heads: li
     return sorted(repo.commits(head), key=lambda m: m.sha)
 
 
-def _labels(
-    run: Run,
-    repo: Repo,
-    head: str,
-    identity: str,
-    fixes: list[FixCommit],
-    metas: dict[str, CommitMeta],
-    report: RepoReport,
-    scratch: Path,
-) -> list[Label]:
+def _labels(run: Run, target: _Target, fixes: list[FixCommit], metas: dict[str, CommitMeta], report: RepoReport) -> list[Label]:
     config, pool, jobs, cache = run.config, run.pool, run.jobs, run.cache
+    repo, identity = target.repo, target.identity
     key = labels_key(config)
     known = cache.labels(identity, key)
     todo = [f for f in fixes if f.meta.sha not in known]
     results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
     report.reused_labels = len(results)
     cache.add_labels(identity, key, results.values())
-    ref = RepoRef.of(repo, _anchor(run, repo, head, identity, todo, metas, report, scratch / "anchors"))
+    ref = RepoRef.of(repo, _anchor(run, target, todo, metas, report))
     calls = ((ref, chunk, config) for chunk in chunks(todo, jobs))
     with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not run.progress, unit="fix", leave=False) as bar:
         for batch in in_order(pool, label_task, calls, _ahead(jobs)):
@@ -419,19 +448,11 @@ def _ahead(jobs: int) -> int:
     return 2 * max(1, jobs) + 1
 
 
-def _anchor(
-    run: Run,
-    repo: Repo,
-    head: str,
-    identity: str,
-    todo: list[FixCommit],
-    metas: dict[str, CommitMeta],
-    report: RepoReport,
-    where: Path,
-) -> str | None:
+def _anchor(run: Run, target: _Target, todo: list[FixCommit], metas: dict[str, CommitMeta], report: RepoReport) -> str | None:
     """Blame anchors for the source files many of the fixes change (see miner.anchors), and the
     newest anchor of each such file from earlier builds, which a rebuild's few fixes start from."""
     config, pool, jobs, cache = run.config, run.pool, run.jobs, run.cache
+    repo, head, identity, where = target.repo, target.head, target.identity, target.scratch / "anchors"
     tips = cache.tip_anchors(identity)
     touched = Counter(f.path for m in metas.values() for f in m.files)
     fixed = [
@@ -481,9 +502,10 @@ def _bug_heads(
     return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}
 
 
-def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Path) -> _Mined:
+def _mine(run: Run, target: _Target) -> _Mined:
     """One repository through the stages: walk, vet, blame, bug, clean; the jobs of its fixtures."""
     config, window, judge = run.config, run.window, run.judge
+    repo, name, head, identity = target.repo, target.name, target.head, target.identity
     head_date = repo.committer_date(head)
     report = RepoReport(
         name=name,
@@ -511,7 +533,7 @@ def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Pa
     report.labelled = len(vetted)
     report.commits, report.fixes = len(metas), len(fixes)
     _LOG.info("%s: %d commits, %d fixes", name, len(metas), len(fixes))
-    labels = _labels(run, repo, head, identity, vetted, metas, report, scratch)
+    labels = _labels(run, target, vetted, metas, report)
     for lab in labels:
         if lab.tier:
             report.labels[lab.tier] += 1
@@ -533,18 +555,11 @@ def _mine(run: Run, repo: Repo, name: str, head: str, identity: str, scratch: Pa
     check: Callable[[CommitMeta], str | None] = checks
     if judge is not None:
         check = _JudgedClean(checks, repo, name, judge, verdicts, report.dropped["judge"])
-    picks = pick_clean(
-        sorted(in_window, key=lambda m: m.sha),
-        wanted(len(bugs), config),
-        config,
-        int(head_date.timestamp()),
-        blamed,
-        fix_shas,
-        check,
-        report.dropped["clean"],
-        match=bug_strata,
-        touches=FixTouches((f.meta for f in fixes), config.clean.fix_window_scope),
+    known = Known(
+        int(head_date.timestamp()), blamed, fix_shas, FixTouches((f.meta for f in fixes), config.clean.fix_window_scope)
     )
+    quota = Quota(wanted(len(bugs), config), bug_strata)
+    picks = pick_clean(sorted(in_window, key=lambda m: m.sha), quota, config, known, check, report.dropped["clean"])
     checks.close()
     survival = _survival(run, repo, head, picks, metas) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
@@ -649,16 +664,8 @@ def _bug_packet(
                 "text": "\n".join(text[d.line_start - 1 : d.line_end]),
             }
         )
-    return bug_packet(
-        name,
-        sha,
-        meta.message if meta else "",
-        _patch_text(repo, sha),
-        fix,
-        fix_meta.message if fix_meta else "",
-        _patch_text(repo, fix),
-        lines,
-    )
+    change = Shown(sha, meta.message if meta else "", _patch_text(repo, sha))
+    return bug_packet(name, change, Shown(fix, fix_meta.message if fix_meta else "", _patch_text(repo, fix)), lines)
 
 
 def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
@@ -782,11 +789,11 @@ def _write_fixtures(
             if reuse is None:
                 todo.append(job)
                 continue
-            meta = m.metas[job.head]
-            answer = _answer(m, job, fid, splits[fid], family[fid], reuse[1], meta, config)
+            answer = _answer(m, replace(job, split=splits[fid]), reuse[1], family[fid], config)
             entries.append(_entry(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
         # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
-        calls = ((RepoRef.of(m.repo), m.report.name, m.report.identity, chunk, config) for chunk in chunks(todo, jobs, largest=8))
+        source = Source(m.report.name, m.report.identity)
+        calls = ((RepoRef.of(m.repo), source, chunk, config) for chunk in chunks(todo, jobs, largest=8))
         with tqdm(total=len(todo), desc=f"{m.report.name}: write", disable=not progress, unit="fixture", leave=False) as bar:
             for batch in in_order(pool, fixture_task, calls, _ahead(jobs)):
                 for fixture in batch:
@@ -833,22 +840,14 @@ def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) ->
     }
 
 
-def _answer(
-    m: _Mined, job: FixtureJob, fid: str, split: str, family: str, blanked: list[Any], meta: CommitMeta, config: Config
-) -> Answer:
+def _answer(m: _Mined, job: FixtureJob, blanked: list[Any], family: str, config: Config) -> Answer:
+    """The answer of a fixture whose visible part an earlier build made (``job.split``: the ledger's)."""
     return make_answer(
-        fid=fid,
-        kind=job.kind,
-        repository=m.report.name,
-        split=split,
-        base=meta.parents[0] if meta.parents else None,
-        head=job.head,
-        committed=meta.committed,
-        authored=meta.authored,
-        defects=job.defects,
-        observed_days=job.observed_days,
-        blanked=blanked,
-        config=config,
+        Source(m.report.name, m.report.identity),
+        job,
+        m.metas[job.head],
+        blanked,
+        config,
         family=family,
         **_clean_fields(m, job.head, job.observed_days, config),
     )

@@ -341,6 +341,36 @@ def blind_fixes(
     return list(find_fixes(ordered, blind, expand, dropped))
 
 
+@dataclass(frozen=True)
+class Benchmark:
+    """The fixes of one repository that a labeller is measured on, and what they are measured against.
+
+    ``fixes`` are the in-scope trailer fixes as the walk sees them with the trailers hidden, and
+    ``truths`` what their trailers name; a repository without such fixes gives its keyword fixes
+    (with a parent) and no truths, so only time and agreement can be measured."""
+
+    metas: dict[str, CommitMeta]
+    truths: dict[str, Truth]
+    fixes: list[FixCommit]
+
+
+def benchmark(repo: Repo, head: str, config: Config) -> Benchmark:
+    """The fixes a labeller (miner's or a baseline's) is timed and scored on, at ``head``."""
+    metas, truths, _ = collect(repo, head, config, Counter())
+    if truths:
+        return Benchmark(metas, truths, blind_fixes(truths, metas, config, repo.expand, Counter()))
+    blind = config.with_overrides(labels={"blame_only": True})
+    fixes = [f for f in find_fixes(metas.values(), blind, repo.expand, Counter()) if f.meta.parents]
+    return Benchmark(metas, {}, fixes)
+
+
+def label_fix(repo: Repo, fix: FixCommit, lookup: Callable[[str], CommitMeta | None], config: Config) -> list[Label]:
+    """One fix's labels as a build makes them (its diff read, blamed, decided), blind to nothing the
+    config does not hide; no vet stage and no cache, so the time it takes is the labeller's own."""
+    ((_, diffs),) = list(repo.diffs([fix.meta.sha]))
+    return list(label_fixes([(fix, diffs)], repo, lookup, config, Counter()))
+
+
 def _vetted(
     fixes: list[FixCommit], diffs_of: Mapping[str, list[FileDiff]], repo: Repo, config: Config, dropped: Counter[str]
 ) -> Iterator[tuple[FixCommit, list[FileDiff]]]:
@@ -353,18 +383,22 @@ def _vetted(
         yield vetted, diffs_of[fix.meta.sha]
 
 
+@dataclass(frozen=True)
+class CalibrateOptions:
+    """The revision calibrated at, the fewest in-scope trailer fixes worth measuring, and a baseline
+    labeller scored beside miner's (``pydriller``: PyDriller's SZZ)."""
+
+    rev: str = "HEAD"
+    min_fixes: int = MIN_IN_SCOPE
+    baseline: Literal["pydriller"] | None = None
+
+
 def calibrate(
-    repo: Repo,
-    name: str,
-    config: Config,
-    *,
-    rev: str = "HEAD",
-    min_fixes: int = MIN_IN_SCOPE,
-    progress: bool = False,
-    baseline: Literal["pydriller"] | None = None,
+    repo: Repo, name: str, config: Config, options: CalibrateOptions = CalibrateOptions(), *, progress: bool = False
 ) -> Calibration:
     """Run the labeller blind to trailers on the in-scope trailer fixes of ``repo`` and keep its labels;
-    with ``baseline``, PyDriller's SZZ labels the same fixes, to be scored beside them."""
+    with ``options.baseline``, PyDriller's SZZ labels the same fixes, to be scored beside them."""
+    rev, min_fixes, baseline = options.rev, options.min_fixes, options.baseline
     head = repo.resolve(rev)
     out_of_scope: Counter[str] = Counter()
     metas, truths, diffs_of = collect(repo, head, config, out_of_scope, progress)

@@ -20,8 +20,9 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from miner.classify import has_fix_word, has_generated_marker, is_bot, path_kind, plain_subject, reverted_shas
@@ -307,30 +308,47 @@ class Planned(Protocol):
     def plan(self, order: list[CommitMeta]) -> None: ...
 
 
+@dataclass(frozen=True)
+class Known:
+    """What the rest of the build knows that decides whether a commit may be clean: when the
+    repository was mined (its head's committer time), the commits blame reached from fixes, the
+    fixes, and which fixes touched which paths when."""
+
+    mined_at: int
+    blamed: set[str]
+    fixes: set[str]
+    touches: FixTouches | None = None
+
+
+@dataclass(frozen=True)
+class Quota:
+    """How many clean commits to pick, and the strata of the bug fixtures they should look like."""
+
+    count: int
+    match: Sequence[Stratum] = ()
+
+
 def pick_clean(
     commits: Iterable[CommitMeta],
-    count: int,
+    quota: Quota,
     config: Config,
-    mined_at: int,
-    blamed: set[str],
-    fixes: set[str],
+    known: Known,
     check: Callable[[CommitMeta], str | None],
     dropped: Counter[str],
-    match: Iterable[Stratum] = (),
-    touches: FixTouches | None = None,
 ) -> list[CleanPick]:
-    """A seeded sample of ``count`` clean commits; counts every refused candidate by reason.
+    """A seeded sample of ``quota.count`` clean commits; counts every refused candidate by reason.
 
-    With ``match`` (the strata of the repository's bug fixtures) the sample is stratified:
+    With ``quota.match`` (the strata of the repository's bug fixtures) the sample is stratified:
     each stratum gets its share of ``count``, drawn in seeded order, so clean changes look
     like bug changes in size, spread and language; strata with too few candidates are
     filled from the rest in seeded order. ``check`` holds the checks that need git (a
     whitespace-only or generated change, ``unreviewable``, ``corrected_by``): it runs only on
     the commits the sample reaches and gives the reason one is refused.
     """
+    count, match, mined_at = quota.count, quota.match, known.mined_at
     eligible: list[CommitMeta] = []
     for meta in commits:
-        reason = why_not_clean(meta, config, mined_at, blamed, fixes, touches)
+        reason = why_not_clean(meta, config, mined_at, known.blamed, known.fixes, known.touches)
         if reason:
             dropped[reason] += 1
         else:
@@ -363,10 +381,10 @@ def pick_clean(
         refused.add(meta.sha)
         return False
 
-    for group, quota in quotas:
+    for group, share in quotas:
         got = 0
         for meta in groups.get(group, []):
-            if got >= quota:
+            if got >= share:
                 break
             got += accept(meta)
     for meta in eligible:  # fill what the strata could not, in seeded order

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
-from miner.build import Window, build, repository_name, summary_table
+from miner.build import BuildOptions, JudgeCommand, Window, Workers, build, repository_name, summary_table
 from miner.config import TIERS, load_config
 from miner.engine import default_jobs
 from miner.errors import INTERRUPTED, MinerError
@@ -240,24 +240,21 @@ def build_cmd(
         config = config.model_copy(update={"seed": seed})
     _tell(quiet)
     paths, names = split_named(repos)
-    result = build(
-        paths,
-        out,
-        config,
+    options = BuildOptions(
         rev=rev,
-        force=force,
-        progress=not quiet and sys.stderr.isatty(),
-        jobs=jobs or default_jobs(),
-        executor=executor,  # type: ignore[arg-type]
-        address=address,
-        scheduler_file=str(scheduler_file) if scheduler_file else None,
-        window=window,
-        use_cache=not no_cache,
         names=names,
-        judge=judge_cmd,
-        judge_timeout=judge_timeout,
+        window=window,
+        workers=Workers(
+            jobs=jobs or default_jobs(),
+            executor=executor,  # type: ignore[arg-type]
+            address=address,
+            scheduler_file=str(scheduler_file) if scheduler_file else None,
+        ),
+        use_cache=not no_cache,
+        judge=JudgeCommand(judge_cmd, judge_timeout) if judge_cmd else None,
         allow_missing=allow_missing,
     )
+    result = build(paths, out, config, options, force=force, progress=not quiet and sys.stderr.isatty())
     if as_json:
         click.echo(
             json.dumps(
@@ -352,19 +349,12 @@ def calibrate_cmd(
         miner calibrate path/to/iproute2 --json
         miner calibrate path/to/iproute2 --baseline pydriller
     """
-    from miner.calibrate import calibrate, table
+    from miner.calibrate import CalibrateOptions, calibrate, table
     from miner.git import Repo
 
     config = load_config(config_path)
-    result = calibrate(
-        Repo(repo),
-        repository_name(repo),
-        config,
-        rev=rev,
-        min_fixes=min_fixes,
-        progress=not quiet and sys.stderr.isatty(),
-        baseline=baseline,
-    )
+    options = CalibrateOptions(rev=rev, min_fixes=min_fixes, baseline=baseline)
+    result = calibrate(Repo(repo), repository_name(repo), config, options, progress=not quiet and sys.stderr.isatty())
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:
@@ -488,20 +478,11 @@ def review_cmd(
 
         miner review fixtures_out --cmd "python scripts/reviewers/every_line.py" --name every-line -j 4
     """
-    from miner.review import review
+    from miner.review import ReviewerCommand, review
 
     _tell(quiet)
-    run = review(
-        out,
-        command,
-        name,
-        jobs=jobs,
-        timeout=timeout,
-        repeats=repeats,
-        split=split,
-        checkout_from=checkout_from,
-        progress=not quiet and sys.stderr.isatty(),
-    )
+    reviewer = ReviewerCommand(command, name, timeout, checkout_from)
+    run = review(out, reviewer, jobs=jobs, repeats=repeats, split=split, progress=not quiet and sys.stderr.isatty())
     click.echo(f"{run.path}: {run.ran} reviewed now, {run.done} kept from before, {run.errors} errors", err=True)
 
 
@@ -577,18 +558,10 @@ def export_cmd(
 
         miner export fixtures_out --format inspect --to exports/inspect --split dev
     """
-    from miner.export import export
+    from miner.export import Selection, export
 
-    done = export(
-        out,
-        fmt,
-        to,
-        split=split,
-        since=since.date() if since else None,
-        with_answers=with_answers,
-        repo=repo,
-        parquet=parquet,
-    )
+    select = Selection(split=split, since=since.date() if since else None, with_answers=with_answers)
+    done = export(out, fmt, to, select, repo=repo, parquet=parquet)
     click.echo(f"exported {done.fixtures} fixtures ({done.answers} with answers) to {done.to}; canary {done.canary}", err=True)
 
 

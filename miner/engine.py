@@ -25,9 +25,9 @@ from miner.blame import label_fixes
 from miner.clean import refusal
 from miner.config import Config
 from miner.errors import MinerError, MissingObjectError, TransientGitError, WorkerLostError
-from miner.fixture import make_fixture
+from miner.fixture import FixtureJob, Source, make_fixture
 from miner.git import Repo
-from miner.records import CommitMeta, Defect, FixCommit, Fixture, Label
+from miner.records import CommitMeta, FixCommit, Fixture, Label
 from miner.vet import vet_fix
 
 T = TypeVar("T")
@@ -210,44 +210,22 @@ def clean_check_task(ref: RepoRef, head: str, config: Config, fixes: frozenset[s
     return refusal(ref.open(), head, config, fixes, meta)
 
 
-@dataclass(frozen=True)
-class FixtureJob:
-    kind: str
-    head: str
-    split: str
-    defects: tuple[Defect, ...] | None
-    observed_days: int | None
-
-
-def fixture_task(ref: RepoRef, repository: str, identity: str, jobs: tuple[FixtureJob, ...], config: Config) -> list[Fixture]:
+def fixture_task(ref: RepoRef, source: Source, jobs: tuple[FixtureJob, ...], config: Config) -> list[Fixture]:
     repo = ref.open()
     out: list[Fixture] = []
     for job in jobs:
         try:
-            out.append(_fixture(repo, repository, identity, job, config))
+            out.append(_fixture(repo, source, job, config))
         except MissingObjectError:
             continue  # the parent counts fixtures that did not come back
     return out
 
 
-def _fixture(repo: Repo, repository: str, identity: str, job: FixtureJob, config: Config) -> Fixture:
+def _fixture(repo: Repo, source: Source, job: FixtureJob, config: Config) -> Fixture:
     meta = repo.meta(job.head)
     if meta is None:
-        raise MinerError(f"{repository}: commit {job.head} vanished while mining; run the build again")
-    return make_fixture(
-        repo,
-        repository=repository,
-        identity=identity,
-        kind=job.kind,
-        head=job.head,
-        split=job.split,
-        defects=job.defects,
-        observed_days=job.observed_days,
-        config=config,
-        message=meta.message,
-        committed=meta.committed,
-        authored=meta.authored,
-    )
+        raise MinerError(f"{source.repository}: commit {job.head} vanished while mining; run the build again")
+    return make_fixture(repo, source, job, meta, config)
 
 
 def _delay() -> None:

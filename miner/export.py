@@ -78,19 +78,21 @@ def prompt(fixture: Fixture) -> str:
     return head + "```diff\n" + v.diff.rstrip("\n") + "\n```\n"
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which fixtures an export holds (of a split, landed on or after ``since``), and whose answers go
+    with them: ``with_answers`` None (the default) the dev fixtures' only; True all; False none."""
+
+    split: Literal["dev", "heldout", "all"] = "all"
+    since: dt.date | None = None
+    with_answers: bool | None = None
+
+
 def export(
-    out: Path,
-    fmt: Format,
-    to: Path,
-    *,
-    split: Literal["dev", "heldout", "all"] = "all",
-    since: dt.date | None = None,
-    with_answers: bool | None = None,
-    repo: Path | None = None,
-    parquet: bool = False,
+    out: Path, fmt: Format, to: Path, select: Selection = Selection(), *, repo: Path | None = None, parquet: bool = False
 ) -> Exported:
-    """Write the fixtures of ``out`` (of a split, landed on or after ``since``) to ``to`` as ``fmt``.
-    ``with_answers``: None (the default) writes the answers of dev fixtures only; True all; False none."""
+    """Write the fixtures of ``out`` that ``select`` chooses to ``to`` as ``fmt``."""
+    split, since, with_answers = select.split, select.since, select.with_answers
     if fmt not in FORMATS:
         raise MinerError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
     if parquet and fmt != "hf":

@@ -8,23 +8,44 @@ with flagged comments on added lines blanked in place. The answer holds the rest
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import hashlib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from miner.config import Config
 from miner.errors import MissingObjectError
 from miner.git import Repo, header_path
-from miner.records import Answer, Blanked, Defect, Fixture, Visible, VisibleFile, iso
+from miner.records import Answer, Blanked, CommitMeta, Defect, Fixture, Visible, VisibleFile, iso
 from miner.split import freshness
 from miner.strip import blank_comments, drop_commit_ids, raw_message, sanitize_message
 
 _STATUS = {"A": "added", "M": "modified", "T": "modified", "D": "deleted", "R": "renamed", "C": "added"}
 _GITLINK = 0o160000
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+@dataclass(frozen=True)
+class FixtureJob:
+    """A fixture to make: a bug one (with the defects its change introduced) or a clean one (with
+    the days it was watched for a fix)."""
+
+    kind: str
+    head: str
+    split: str
+    defects: tuple[Defect, ...] | None
+    observed_days: int | None
+
+
+@dataclass(frozen=True)
+class Source:
+    """The repository a fixture comes from: its name in the output, and its identity (which,
+    with the commit and the split salt, makes the fixture's id)."""
+
+    repository: str
+    identity: str
 
 
 def fixture_id(identity: str, head: str, salt: str) -> str:
@@ -116,22 +137,10 @@ def added_lines(patch: bytes) -> dict[str, set[int]]:
     return added
 
 
-def make_fixture(
-    repo: Repo,
-    *,
-    repository: str,
-    identity: str,
-    kind: str,
-    head: str,
-    split: str,
-    defects: tuple[Defect, ...] | None,
-    observed_days: int | None,
-    config: Config,
-    message: str,
-    committed: dt.datetime,
-    authored: dt.datetime,
-) -> Fixture:
-    fid = fixture_id(identity, head, config.split.salt)
+def make_fixture(repo: Repo, source: Source, job: FixtureJob, meta: CommitMeta, config: Config) -> Fixture:
+    """The fixture ``job`` asks for, made of commit ``meta`` (``job.head``) of ``repo``."""
+    head, defects, message = job.head, job.defects, meta.message
+    fid = fixture_id(source.identity, head, config.split.salt)
     base = repo.first_parent(head)
     patch = repo.patch(base, head)
     added = added_lines(patch)
@@ -211,53 +220,27 @@ def make_fixture(
     visible = Visible(
         id=fid, title=title, description=description, diff=_visible_diff(patch, blanked_text, omitted), files=tuple(files)
     )
-    answer = make_answer(
-        fid=fid,
-        kind=kind,
-        repository=repository,
-        split=split,
-        base=base,
-        head=head,
-        committed=committed,
-        authored=authored,
-        defects=defects,
-        observed_days=observed_days,
-        blanked=blanked,
-        config=config,
-    )
+    answer = make_answer(source, job, meta, blanked, config)
     return Fixture(visible=visible, answer=answer)
 
 
 def make_answer(
-    *,
-    fid: str,
-    kind: str,
-    repository: str,
-    split: str,
-    base: str | None,
-    head: str,
-    committed: dt.datetime,
-    authored: dt.datetime,
-    defects: tuple[Defect, ...] | None,
-    observed_days: int | None,
-    blanked: Iterable[Blanked],
-    config: Config,
-    **extra: Any,
+    source: Source, job: FixtureJob, meta: CommitMeta, blanked: Iterable[Blanked], config: Config, **extra: Any
 ) -> Answer:
     """A fixture's answer part: what it is, where it came from, where its defects are and what was
     blanked. ``extra`` holds what only the whole build knows (family, how clean a clean one is)."""
     return Answer(
-        id=fid,
-        kind=kind,
-        repository=repository,
-        split=split,
-        base=base,
-        head=head,
-        head_date=iso(committed),
-        author_date=iso(authored),
-        defects=defects,
-        observed_days=observed_days,
-        fresh=freshness(committed, config.split),
+        id=fixture_id(source.identity, job.head, config.split.salt),
+        kind=job.kind,
+        repository=source.repository,
+        split=job.split,
+        base=meta.parents[0] if meta.parents else None,
+        head=job.head,
+        head_date=iso(meta.committed),
+        author_date=iso(meta.authored),
+        defects=job.defects,
+        observed_days=job.observed_days,
+        fresh=freshness(meta.committed, config.split),
         description_mode=config.strip.description,
         blanked=tuple(blanked),
         **extra,

@@ -24,6 +24,7 @@ import hashlib
 import json
 import shlex
 import subprocess
+from dataclasses import dataclass
 
 from pydantic import ValidationError
 
@@ -107,26 +108,26 @@ class Judge:
             return Verdict(status="error", error=f"unreadable answer: {first[:200]}", fix=fix)
 
 
-def bug_packet(
-    repository: str,
-    change: str,
-    message: str,
-    diff: str,
-    fix: str,
-    fix_message: str,
-    fix_diff: str,
-    lines: list[dict[str, object]],
-) -> dict[str, object]:
+@dataclass(frozen=True)
+class Shown:
+    """One commit as a judge reads it: its id, its message and its diff."""
+
+    commit: str
+    message: str
+    diff: str
+
+
+def bug_packet(repository: str, change: Shown, fix: Shown, lines: list[dict[str, object]]) -> dict[str, object]:
     """What a judge reads of one (change, fix) pair of a bug candidate."""
     return {
         "version": PACKET_VERSION,
         "kind": "bug",
         "repository": repository,
-        "change": change,
-        "message": message,
-        "diff": diff,
+        "change": change.commit,
+        "message": change.message,
+        "diff": change.diff,
         "defect_lines": lines,
-        "fix": {"commit": fix, "message": fix_message, "diff": fix_diff},
+        "fix": {"commit": fix.commit, "message": fix.message, "diff": fix.diff},
         "answer": {
             k: f"one of {'|'.join(v)}"
             for k, v in (

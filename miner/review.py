@@ -34,6 +34,18 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @dataclass(frozen=True)
+class ReviewerCommand:
+    """The reviewer under test: the command run on every fixture, the name its runs are kept under,
+    how long one review may take, and the repositories a checkout at the fixture's base is
+    materialized from (None: no checkout)."""
+
+    command: str
+    name: str
+    timeout: float = 300.0
+    checkout_from: Path | None = None
+
+
+@dataclass(frozen=True)
 class ReviewRun:
     path: Path  # the run file
     done: int  # records kept from an earlier run
@@ -65,18 +77,10 @@ def read_runs(path: Path, tolerant: bool = False) -> list[RunRecord]:
 
 
 def review(
-    out: Path,
-    command: str,
-    name: str,
-    *,
-    jobs: int = 1,
-    timeout: float = 300.0,
-    repeats: int = 1,
-    split: str | None = None,
-    checkout_from: Path | None = None,
-    progress: bool = False,
+    out: Path, reviewer: ReviewerCommand, *, jobs: int = 1, repeats: int = 1, split: str | None = None, progress: bool = False
 ) -> ReviewRun:
-    """Run ``command`` over the fixtures of ``out`` (of one split, if given), ``repeats`` times each."""
+    """Run the reviewer over the fixtures of ``out`` (of one split, if given), ``repeats`` times each."""
+    name = reviewer.name
     fixtures = open_output(out)
     path = run_path(out, name)
     digest = fixtures.digest()
@@ -99,9 +103,7 @@ def review(
         ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
         tqdm(total=len(todo), desc=f"review {name}", unit="fixture", disable=not progress) as bar,
     ):
-        asks = [
-            pool.submit(_ask, fixtures, entry, repeat, command, name, timeout, checkout_from, digest) for entry, repeat in todo
-        ]
+        asks = [pool.submit(_ask, fixtures, entry, repeat, reviewer, digest) for entry, repeat in todo]
         for ask in as_completed(asks):
             record = ask.result()
             with lock:
@@ -115,16 +117,8 @@ def review(
     return ReviewRun(path=path, done=len(kept), ran=len(todo), errors=sum(r.status == "error" for r in ordered))
 
 
-def _ask(
-    fixtures: FixtureSet,
-    entry: Entry,
-    repeat: int,
-    command: str,
-    name: str,
-    timeout: float,
-    checkout_from: Path | None,
-    digest: str,
-) -> RunRecord:
+def _ask(fixtures: FixtureSet, entry: Entry, repeat: int, reviewer: ReviewerCommand, digest: str) -> RunRecord:
+    command, name, timeout, checkout_from = reviewer.command, reviewer.name, reviewer.timeout, reviewer.checkout_from
     visible = fixtures.path / entry.visible
     env = {**os.environ, "MINER_VISIBLE": str(visible.resolve()), "MINER_FIXTURE_ID": entry.id, "MINER_REPEAT": str(repeat)}
     scratch = Path(tempfile.mkdtemp(prefix="miner-review-"))

@@ -49,8 +49,7 @@ def pydriller_pipeline(repo: str, rev: str, limit: int | None) -> None:
     same), find the fixes, blame each with ``get_commits_last_modified_lines``. Prints JSON."""
     from pydriller import Git, Repository
 
-    from miner.classify import fix_link
-    from miner.config import load_config
+    from miner import fix_link, load_config
 
     fixes_config = load_config().fixes
     git = Git(repo)

@@ -6,7 +6,7 @@
 The fixes are the repository's in-scope trailer fixes (``Fixes: <sha>``; see ``miner calibrate``),
 so both tools can be scored against the commit the developer named; with fewer than one such
 fix, miner's keyword fixes are used and only time and agreement are reported. Both tools are blind
-to the trailers. miner's time per fix covers reading the fix's diff, blaming and deciding;
+to the trailers. miner's time per fix covers reading the fix's diff, blaming and deciding (``miner.label_fix``);
 PyDriller's covers ``Git(repo).get_commits_last_modified_lines(commit)`` (diff and whole-file blame).
 
 PyDriller writes ``blame.markUnblamableLines`` into the repository it opens, so it runs on a bare
@@ -22,19 +22,22 @@ import argparse
 import statistics
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from miner.baseline import pydriller_szz
-from miner.blame import decide, tier_allowed, trace
-from miner.build import repository_name
-from miner.calibrate import Truth, blind_fixes, collect
-from miner.config import load_config
-from miner.errors import MinerError
-from miner.git import Repo
-from miner.records import CommitMeta, FixCommit
-from miner.walk import find_fixes
+from miner import (
+    CommitMeta,
+    FixCommit,
+    MinerError,
+    Repo,
+    Truth,
+    benchmark,
+    label_fix,
+    load_config,
+    pydriller_szz,
+    repository_name,
+    tier_allowed,
+)
 
 
 @dataclass
@@ -63,9 +66,7 @@ def miner_run(
     default, every = Run("miner (default tiers)"), Run("miner (all tiers)")
     for fix in fixes:
         start = time.perf_counter()
-        ((_, diffs),) = list(repo.diffs([fix.meta.sha]))
-        traced = trace(fix, diffs, repo, config, Counter())
-        labels = decide(fix, traced, metas.get, config, repo)
+        labels = label_fix(repo, fix, metas.get, config)
         elapsed = time.perf_counter() - start
         for run in (default, every):
             run.seconds.append(elapsed)
@@ -144,14 +145,10 @@ def main() -> int:
         repo = Repo(args.repo)
         config = load_config()
         head = repo.resolve(args.rev)
-        metas, truths, _ = collect(repo, head, config, Counter())
-        if truths:
-            fixes = blind_fixes(truths, metas, config, repo.expand, Counter())
-        else:
-            blind = config.with_overrides(labels={"blame_only": True})
-            fixes = [f for f in find_fixes(metas.values(), blind, repo.expand, Counter()) if f.meta.parents]
-        fixes = _evenly(fixes, args.limit)
-        truths = {f.meta.sha: truths[f.meta.sha] for f in fixes if f.meta.sha in truths}
+        bench = benchmark(repo, head, config)
+        metas = bench.metas
+        fixes = _evenly(bench.fixes, args.limit)
+        truths = {f.meta.sha: bench.truths[f.meta.sha] for f in fixes if f.meta.sha in bench.truths}
         print(
             f"{repository_name(args.repo)}: {len(fixes)} fixes"
             f" ({'in-scope trailer fixes, trailers hidden' if truths else 'keyword fixes, no trailers to score'})",

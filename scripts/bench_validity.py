@@ -8,7 +8,7 @@ For every repository in ``validity/repositories.yaml`` (its clone found under ``
 ``owner+name/repo``, ``owner+name`` or ``name``, or given as ``--repo NAME=PATH``), miner builds
 at the adjudicated head with the shipped defaults, except that every eligible clean candidate is
 taken (a large ``clean.ratio``), so a seeded draw does not blur the clean figures. The fixtures are
-matched to the verdicts in ``validity/`` by commit ids (``miner.validity``), and the bench prints,
+matched to the verdicts in ``validity/`` by commit ids (``scripts/adjudication.py``), and the bench prints,
 per repository and for the tuning and held-out repositories apart:
 
 - bug fixtures emitted, adjudicated, validity (with a 95% Wilson interval), and the validity of the
@@ -33,12 +33,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from miner.baseline import pydriller_szz
-from miner.build import build
-from miner.config import load_config
-from miner.errors import MinerError
-from miner.output import open_output
-from miner.validity import Adjudicated, BugVerdict, Rate, RepositoryEntry, Score, emitted, load, sample, score, total
+from adjudication import (  # beside this file
+    Adjudicated,
+    BugVerdict,
+    Rate,
+    RepositoryEntry,
+    Score,
+    emitted,
+    load,
+    sample,
+    score,
+    total,
+)
+
+from miner import BuildOptions, MinerError, Workers, build, load_config, open_output, pydriller_szz
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,12 +68,9 @@ def build_one(entry: RepositoryEntry, path: Path, out: Path, jobs: int, fresh: b
         [path],
         out,
         config,
-        rev=entry.head,
+        BuildOptions(rev=entry.head, names=[entry.name], workers=Workers(jobs=jobs), use_cache=not fresh),
         force=out.exists(),
         progress=False,
-        jobs=jobs,
-        names=[entry.name],
-        use_cache=not fresh,
     )
     return time.perf_counter() - start
 

@@ -18,18 +18,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from miner.build import build
-from miner.classify import trailer_shas
-from miner.config import load_config
-from miner.git import Repo
-from miner.output import open_output
+from miner import BuildOptions, Repo, Workers, build, load_config, open_output, trailer_shas
 
 
 def measure(path: Path, jobs: int, ratio: float) -> dict[str, Any]:
     config = load_config().with_overrides(labels={"blame_only": True}, clean={"ratio": ratio})
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
-        build([path], out, config, progress=False, jobs=jobs)
+        build([path], out, config, BuildOptions(workers=Workers(jobs=jobs)), progress=False)
         clean = [answer.head for answer in open_output(out).answers() if answer.kind == "clean"]
     repo = Repo(path)
     fixes = load_config().fixes

@@ -67,7 +67,7 @@ def _inspect_eval(samples: list) -> list[str]:
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.solver import generate
 
-    from miner.inspect_scorer import miner_findings
+    from miner import miner_findings
 
     outputs = []
     for _ in samples:

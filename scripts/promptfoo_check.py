@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 import miner
-from miner.export import export
 
 
 def main() -> int:
@@ -30,7 +29,7 @@ def main() -> int:
     kinds = {a.id: a.kind for a in miner.open_output(args.out).answers()}
     with tempfile.TemporaryDirectory(prefix="miner-promptfoo-") as tmp:
         where = Path(tmp) / "export"
-        export(args.out, "promptfoo", where, with_answers=True)
+        miner.export(args.out, "promptfoo", where, miner.Selection(with_answers=True))
         (where / "silent.py").write_text("def call_api(prompt, options, context):\n    return {'output': '[]'}\n")
         config = (where / "promptfooconfig.yaml").read_text().replace("- id: echo", "- id: file://silent.py")
         (where / "promptfooconfig.yaml").write_text(config)

@@ -21,9 +21,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from miner.fixture import decode
-from miner.git import Repo
-from miner.validity import load
+from adjudication import load  # beside this file
+
+from miner import Repo, decode
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,7 @@ from test_messy import commit, git
 
 from miner import anchors
 from miner.anchors import Anchor, Anchored, build_chain
-from miner.build import build
+from miner.build import BuildOptions, Workers, build
 from miner.config import load_config
 from miner.git import Repo
 
@@ -138,7 +138,7 @@ def test_a_build_with_anchors_writes_the_same_bytes(
     monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))
     monkeypatch.setattr(anchors, "EVERY", 2)
     used = _count_anchor_hits(monkeypatch)
-    build(repos, tmp_path / "anchored", load_config(), progress=False, use_cache=False)
+    build(repos, tmp_path / "anchored", load_config(), BuildOptions(use_cache=False), progress=False)
     assert used[0] > 0
     assert _without_anchors(tree(tmp_path / "anchored")) == tree(tmp_path / "plain")
 
@@ -152,9 +152,10 @@ def test_anchors_reach_the_workers_of_every_engine(
     monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))
     monkeypatch.setattr(anchors, "EVERY", 2)
     build(repos, tmp_path / "inline", load_config(), progress=False)
-    build(repos, tmp_path / "pool", load_config(), progress=False, jobs=2)
+    build(repos, tmp_path / "pool", load_config(), BuildOptions(workers=Workers(jobs=2)), progress=False)
     with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
-        build(repos, tmp_path / "dask", load_config(), progress=False, jobs=2, executor="dask", address=cluster.scheduler_address)
+        dask = Workers(jobs=2, executor="dask", address=cluster.scheduler_address)
+        build(repos, tmp_path / "dask", load_config(), BuildOptions(workers=dask), progress=False)
     expected = tree(tmp_path / "inline")
     assert any(name.endswith("anchors.jsonl") for name in expected)
     assert tree(tmp_path / "pool") == expected

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miner.calibrate import Calibration, TooFewTrailersError, calibrate, table
+from miner.calibrate import CalibrateOptions, Calibration, TooFewTrailersError, calibrate, table
 from miner.cli import main
 from miner.config import load_config
 from miner.git import Repo
@@ -103,7 +103,7 @@ def trailers(tmp_path_factory: pytest.TempPathFactory, _isolated_git: None) -> t
 
 @pytest.fixture(scope="module")
 def result(trailers: tuple[Path, dict[str, str]]) -> Calibration:
-    return calibrate(Repo(trailers[0]), "trailers", load_config(), min_fixes=4)
+    return calibrate(Repo(trailers[0]), "trailers", load_config(), CalibrateOptions(min_fixes=4))
 
 
 def figures(s: dict[str, object]) -> tuple[object, ...]:
@@ -184,7 +184,7 @@ def test_pydriller_baseline_is_scored_beside_the_labels(trailers: tuple[Path, di
     the rest. It runs on a copy: the repository is not written."""
     repo, shas = trailers
     before = sorted((p.relative_to(repo), p.stat().st_mtime_ns) for p in (repo / ".git").rglob("*") if p.is_file())
-    with_baseline = calibrate(Repo(repo), "trailers", load_config(), min_fixes=4, baseline="pydriller")
+    with_baseline = calibrate(Repo(repo), "trailers", load_config(), CalibrateOptions(min_fixes=4, baseline="pydriller"))
     assert with_baseline.baseline is not None
     named = {fix: sorted(found) for fix, found in with_baseline.baseline.items()}
     assert named[shas["fix_parse"]] == [shas["c_parse"]]
@@ -193,6 +193,6 @@ def test_pydriller_baseline_is_scored_beside_the_labels(trailers: tuple[Path, di
     right = sum(sha in with_baseline.truths[fix].named for fix, found in named.items() for sha in found)
     assert base["labels"] == sum(len(found) for found in named.values()) and base["correct"] == right
     assert "PyDriller SZZ (baseline)" in table(with_baseline)
-    assert calibrate(Repo(repo), "trailers", load_config(), min_fixes=4).to_json()["baseline"] is None
+    assert calibrate(Repo(repo), "trailers", load_config(), CalibrateOptions(min_fixes=4)).to_json()["baseline"] is None
     after = sorted((p.relative_to(repo), p.stat().st_mtime_ns) for p in (repo / ".git").rglob("*") if p.is_file())
     assert after == before

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from miner.clean import corrected_by, pick_clean, reads_as_correction, unreviewable, why_not_clean
+from miner.clean import Known, Quota, corrected_by, pick_clean, reads_as_correction, unreviewable, why_not_clean
 from miner.config import load_config
 from miner.git import BlameHit
 from miner.records import CommitMeta, FileDiff, FileStat
@@ -61,11 +61,13 @@ def test_each_rule() -> None:
 def test_sample_is_seeded_and_counts_what_it_leaves() -> None:
     commits = [meta(f"{i:040x}") for i in range(50)]
     dropped: Counter[str] = Counter()
-    first = pick_clean(commits, 5, CONFIG, NOW, set(), set(), lambda m: None, dropped)
-    again = pick_clean(list(reversed(commits)), 5, CONFIG, NOW, set(), set(), lambda m: None, Counter())
+    first = pick_clean(commits, Quota(5), CONFIG, Known(NOW, set(), set()), lambda m: None, dropped)
+    again = pick_clean(list(reversed(commits)), Quota(5), CONFIG, Known(NOW, set(), set()), lambda m: None, Counter())
     assert [p.sha for p in first] == [p.sha for p in again]
     assert dropped["not_sampled"] == 45
-    other = pick_clean(commits, 5, CONFIG.model_copy(update={"seed": 1}), NOW, set(), set(), lambda m: None, Counter())
+    other = pick_clean(
+        commits, Quota(5), CONFIG.model_copy(update={"seed": 1}), Known(NOW, set(), set()), lambda m: None, Counter()
+    )
     assert [p.sha for p in other] != [p.sha for p in first]
     assert all(p.observed_days == 400 for p in first)
 
@@ -74,7 +76,12 @@ def test_reformats_are_skipped_in_the_sample() -> None:
     commits = [meta(f"{i:040x}") for i in range(10)]
     dropped: Counter[str] = Counter()
     picks = pick_clean(
-        commits, 10, CONFIG, NOW, set(), set(), lambda m: "whitespace_only" if m.sha.endswith("3") else None, dropped
+        commits,
+        Quota(10),
+        CONFIG,
+        Known(NOW, set(), set()),
+        lambda m: "whitespace_only" if m.sha.endswith("3") else None,
+        dropped,
     )
     assert len(picks) == 9 and dropped["whitespace_only"] == 1
 
@@ -93,11 +100,11 @@ def test_stratified_sample_matches_the_bug_strata() -> None:
     small = [meta(f"a{i:039x}", lines=2) for i in range(30)]
     large = [meta(f"b{i:039x}", lines=300) for i in range(30)]
     bugs = [stratum(m, CONFIG) for m in large[:3]] + [stratum(small[0], CONFIG)]
-    picks = pick_clean(small + large, 8, CONFIG, NOW, set(), set(), lambda m: None, Counter(), match=bugs)
+    picks = pick_clean(small + large, Quota(8, bugs), CONFIG, Known(NOW, set(), set()), lambda m: None, Counter())
     sizes = Counter(p.stratum.split("/")[0] for p in picks)
     assert sizes == {"201+": 6, "1-5": 2}
     again = pick_clean(
-        list(reversed(small + large)), 8, CONFIG, NOW, set(), set(), lambda m: None, Counter(), match=list(reversed(bugs))
+        list(reversed(small + large)), Quota(8, list(reversed(bugs))), CONFIG, Known(NOW, set(), set()), lambda m: None, Counter()
     )
     assert [p.sha for p in again] == [p.sha for p in picks]
 
@@ -107,7 +114,7 @@ def test_strata_short_of_candidates_are_filled_from_the_rest() -> None:
 
     small = [meta(f"a{i:039x}", lines=2) for i in range(10)]
     bugs = [stratum(meta("z" * 40, lines=300), CONFIG)] * 4
-    picks = pick_clean(small, 4, CONFIG, NOW, set(), set(), lambda m: None, Counter(), match=bugs)
+    picks = pick_clean(small, Quota(4, bugs), CONFIG, Known(NOW, set(), set()), lambda m: None, Counter())
     assert len(picks) == 4
 
 

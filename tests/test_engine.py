@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import Sample
 
-from miner.build import build
+from miner.build import BuildOptions, Workers, build
 from miner.config import load_config
 
 distributed = pytest.importorskip("distributed")
@@ -24,20 +24,21 @@ def tree(out: Path) -> dict[str, bytes]:
 def reference(samples: dict[str, Sample], tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], dict[str, bytes]]:
     repos = [s.path for s in samples.values()]
     out = tmp_path_factory.mktemp("ref") / "out"
-    build(repos, out, load_config(), progress=False, jobs=1)
+    build(repos, out, load_config(), BuildOptions(workers=Workers(jobs=1)), progress=False)
     return repos, tree(out)
 
 
 def test_two_processes_give_the_same_bytes(reference: tuple[list[Path], dict[str, bytes]], tmp_path: Path) -> None:
     repos, expected = reference
-    build(repos, tmp_path / "out", load_config(), progress=False, jobs=2)
+    build(repos, tmp_path / "out", load_config(), BuildOptions(workers=Workers(jobs=2)), progress=False)
     assert tree(tmp_path / "out") == expected
 
 
 def test_dask_in_process_cluster_gives_the_same_bytes(reference: tuple[list[Path], dict[str, bytes]], tmp_path: Path) -> None:
     repos, expected = reference
     with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
-        build(repos, tmp_path / "out", load_config(), progress=False, jobs=2, executor="dask", address=cluster.scheduler_address)
+        dask = Workers(jobs=2, executor="dask", address=cluster.scheduler_address)
+        build(repos, tmp_path / "out", load_config(), BuildOptions(workers=dask), progress=False)
     assert tree(tmp_path / "out") == expected
 
 
@@ -65,7 +66,8 @@ def test_dask_survives_a_worker_killed_mid_task(
 
         killer = threading.Thread(target=kill_a_busy_worker)
         killer.start()
-        build(repos, tmp_path / "out", load_config(), progress=False, jobs=2, executor="dask", address=cluster.scheduler_address)
+        dask = Workers(jobs=2, executor="dask", address=cluster.scheduler_address)
+        build(repos, tmp_path / "out", load_config(), BuildOptions(workers=dask), progress=False)
         killer.join()
     assert killed, "no worker was killed: the test did not test anything"
     assert tree(tmp_path / "out") == expected

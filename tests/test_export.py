@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import miner
 from miner.cli import main
-from miner.export import export
+from miner.export import Selection, export
 
 ANSWER_KEYS = {
     "kind",
@@ -65,12 +65,12 @@ def test_jsonl_keeps_answers_apart_and_held_out_answers_out(built: Path, tmp_pat
     answers = lines(tmp_path / "jsonl" / "answers.jsonl")
     assert {a["id"] for a in answers} == {i for i, s in splits.items() if s == "dev"}
     assert done.canary in (tmp_path / "jsonl" / "README.md").read_text()
-    every = export(built, "jsonl", tmp_path / "all", with_answers=True)
+    every = export(built, "jsonl", tmp_path / "all", Selection(with_answers=True))
     assert every.answers == len(splits)
-    assert export(built, "jsonl", tmp_path / "none", with_answers=False).answers == 0
+    assert export(built, "jsonl", tmp_path / "none", Selection(with_answers=False)).answers == 0
     deep = export(built, "jsonl", tmp_path / "new" / "deep" / "dir")  # parents made, staged beside it
     assert (deep.to / "visible.jsonl").is_file() and not list((tmp_path / "new" / "deep").glob(".miner-export-*"))
-    held = export(built, "jsonl", tmp_path / "held", split="heldout")
+    held = export(built, "jsonl", tmp_path / "held", Selection(split="heldout"))
     assert held.answers == 0 and held.fixtures == sum(s == "heldout" for s in splits.values())
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miner.build import build
+from miner.build import BuildOptions, build
 from miner.cli import main
 from miner.config import load_config
 from miner.errors import PromisorUnreachableError
@@ -66,13 +66,13 @@ def test_a_partial_clone_mines_as_the_full_clone_and_is_never_written(
     part = partial_clone(served, tmp_path / "part")
     before = tree_state(part / ".git")
     with caplog.at_level(logging.INFO, logger="miner"):
-        build([part], tmp_path / "from-part", CONFIG, progress=False, names=["pyledger"])
-    build([served], tmp_path / "from-full", CONFIG, progress=False, names=["pyledger"])
+        build([part], tmp_path / "from-part", CONFIG, BuildOptions(names=["pyledger"]), progress=False)
+    build([served], tmp_path / "from-full", CONFIG, BuildOptions(names=["pyledger"]), progress=False)
     assert fixture_bytes(tmp_path / "from-part") == fixture_bytes(tmp_path / "from-full")
     assert "partial clone lacking" in caplog.text
     assert tree_state(part / ".git") == before
     # A rebuild fetches again into its own directory, and writes the same bytes.
-    build([part], tmp_path / "from-part", CONFIG, progress=False, names=["pyledger"], force=True)
+    build([part], tmp_path / "from-part", CONFIG, BuildOptions(names=["pyledger"]), progress=False, force=True)
     assert fixture_bytes(tmp_path / "from-part") == fixture_bytes(tmp_path / "from-full")
     assert tree_state(part / ".git") == before
 
@@ -92,7 +92,7 @@ def test_a_partial_clone_whose_remote_is_gone_stops_with_the_fix_or_mines_withou
     assert ran.exit_code == 2 and "fetch --refetch" in ran.output and "Traceback" not in ran.output
     # With the flag it mines what it can, and says how much it left out.
     with caplog.at_level(logging.INFO, logger="miner"):
-        result = build([part], tmp_path / "out", CONFIG, progress=False, allow_missing=True)
+        result = build([part], tmp_path / "out", CONFIG, BuildOptions(allow_missing=True), progress=False)
     assert "could not be fetched" in caplog.text
     assert result.reports[0].dropped["walk"]["paths_with_missing_objects"] > 0
     assert tree_state(part / ".git") == before

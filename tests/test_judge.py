@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import Sample
 
-from miner.build import build
+from miner.build import BuildOptions, JudgeCommand, build
 from miner.config import Config, load_config
 
 # Keeps everything but the range-end fix and the capacity change; logs every packet it reads.
@@ -55,7 +55,7 @@ def test_the_judge_refuses_and_its_verdicts_are_kept(samples: dict[str, Sample],
     shelf = samples["shelf"]
     command, log = judge
     out = tmp_path / "out"
-    result = build([shelf.path], out, every_clean(), progress=False, judge=command)
+    result = build([shelf.path], out, every_clean(), BuildOptions(judge=JudgeCommand(command)), progress=False)
     found = answers(out)
     assert shelf.sha("inclusive-end") not in found  # its only fix: "not a bug fix"
     assert shelf.sha("add-capacity") not in found  # "not a plausible pull request"
@@ -71,7 +71,7 @@ def test_the_judge_refuses_and_its_verdicts_are_kept(samples: dict[str, Sample],
     assert "judge" not in visible and "scripted" not in (out / "visible" / f"{victim['id']}.json").read_text()
     asked = len(log.read_text().splitlines())
     # A rebuild asks nothing it asked before: the verdicts come from the cache.
-    build([shelf.path], out, every_clean(), progress=False, judge=command, force=True)
+    build([shelf.path], out, every_clean(), BuildOptions(judge=JudgeCommand(command)), progress=False, force=True)
     assert len(log.read_text().splitlines()) == asked
     assert answers(out) == found
 
@@ -96,9 +96,8 @@ def test_a_judge_that_fails_refuses_nothing_and_is_reported(
         [shelf.path],
         out,
         every_clean(),
+        BuildOptions(judge=JudgeCommand(f"{sys.executable} {path}", timeout=1.0)),
         progress=False,
-        judge=f"{sys.executable} {path}",
-        judge_timeout=1.0,
     )
     build([shelf.path], plain, every_clean(), progress=False)
     found = answers(out)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miner.build import build, summary_table
+from miner.build import BuildOptions, build, summary_table
 from miner.cli import main
 from miner.config import load_config
 
@@ -155,7 +155,7 @@ def test_a_missing_blob_leaves_out_its_path_not_the_build(messy: dict[str, str],
     before = fixture_bytes(tmp_path / "out")
     build([repo], tmp_path / "out", config, progress=False, force=True)
     assert fixture_bytes(tmp_path / "out") == before
-    build([repo], tmp_path / "cold", config, progress=False, use_cache=False)
+    build([repo], tmp_path / "cold", config, BuildOptions(use_cache=False), progress=False)
     assert fixture_bytes(tmp_path / "cold") == before
 
 

@@ -16,7 +16,7 @@ from miner.cli import main
 from miner.errors import MinerError
 from miner.findings import ReviewFinding, RunRecord, parse_output, schema
 from miner.records import Answer, Defect, Evidence
-from miner.review import read_runs, review
+from miner.review import ReviewerCommand, read_runs, review
 from miner.score import holm, interval, match, paired, score, score_fixture
 
 REVIEWERS = Path(__file__).resolve().parent.parent / "scripts" / "reviewers"
@@ -209,7 +209,7 @@ def test_a_crashing_reviewer_is_counted_apart_and_a_rerun_resumes(samples: dict,
         "print('[]')\n"
     )
     command = f"{sys.executable} {script}"
-    first = review(out, command, "flaky", jobs=2)
+    first = review(out, ReviewerCommand(command, "flaky"), jobs=2)
     records = read_runs(first.path)
     assert first.errors == 3 and {r.fixture_id for r in records if r.status == "error"} == set(ids[:3])
     assert all(r.error and r.error.startswith("exit 1: boom") for r in records if r.status == "error")
@@ -218,7 +218,7 @@ def test_a_crashing_reviewer_is_counted_apart_and_a_rerun_resumes(samples: dict,
     assert sum(scored["reviewers"]["flaky"]["fixtures"][k] for k in ("bug", "clean")) == len(ids) - 3
     (tmp_path / "healed").write_text("")
     log.write_text("")
-    again = review(out, command, "flaky", jobs=2)
+    again = review(out, ReviewerCommand(command, "flaky"), jobs=2)
     assert sorted(log.read_text().split()) == sorted(ids[:3])  # only what had failed was asked again
     assert again.done == len(ids) - 3 and again.errors == 0
 
@@ -226,7 +226,7 @@ def test_a_crashing_reviewer_is_counted_apart_and_a_rerun_resumes(samples: dict,
 def test_a_rebuild_keeps_the_reviewer_runs_beside_the_fixtures(samples: dict, tmp_path: Path) -> None:
     out = tmp_path / "out"
     miner.build([samples["pyledger"].path], out, miner.load_config(), progress=False)
-    review(out, f"{sys.executable} {REVIEWERS / 'silent.py'}", "silent")
+    review(out, ReviewerCommand(f"{sys.executable} {REVIEWERS / 'silent.py'}", "silent"))
     kept = (out / "runs" / "silent.jsonl").read_bytes()
     miner.build([samples["pyledger"].path], out, miner.load_config(), progress=False, force=True)
     assert (out / "runs" / "silent.jsonl").read_bytes() == kept
@@ -243,6 +243,6 @@ def test_a_reviewer_can_ask_for_a_checkout_of_the_change(samples: dict, tmp_path
         "                          capture_output=True, text=True, check=True).stdout.split()\n"
         "print(json.dumps([{'path': 'branches', 'line_start': 1, 'message': ' '.join(sorted(branches))}]))\n"
     )
-    run = review(out, f"{sys.executable} {script}", "look", checkout_from=samples["pyledger"].path)
+    run = review(out, ReviewerCommand(f"{sys.executable} {script}", "look", checkout_from=samples["pyledger"].path))
     records = read_runs(run.path)
     assert run.errors == 0 and {r.findings[0].message for r in records} == {"base pr"}

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import Sample, every_clean_config
 
-from miner.build import Window, build
+from miner.build import BuildOptions, Window, build
 from miner.cli import main
 from miner.config import Config, load_config
 from miner.ledger import Ledger, assign, families, refresh
@@ -181,7 +181,7 @@ def test_since_gives_the_full_build_filtered(samples: dict[str, Sample], tmp_pat
     config = every_clean_config().with_overrides(clean={"admit_young": True})
     build([sample.path], tmp_path / "full", config, progress=False)
     since = dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)
-    build([sample.path], tmp_path / "window", config, progress=False, window=Window(since=since))
+    build([sample.path], tmp_path / "window", config, BuildOptions(window=Window(since=since)), progress=False)
     full, window = answers(tmp_path / "full"), answers(tmp_path / "window")
     assert window and all(a["head_date"] >= "2024-03-01" for a in window.values())
     expected = {f: a for f, a in full.items() if a["head_date"] >= "2024-03-01"}
@@ -202,9 +202,9 @@ def test_since_on_a_mined_output_reuses_it(samples: dict[str, Sample], tmp_path:
         [sample.path],
         out,
         load_config(),
+        BuildOptions(window=Window(since=dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc))),
         progress=False,
         force=True,
-        window=Window(since=dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)),
     )
     assert result.reports[0].reused_labels == result.reports[0].labelled > 0
 

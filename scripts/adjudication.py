@@ -1,4 +1,5 @@
-"""How many of a build's fixtures are true, against fixtures people (or helpers) read one by one.
+"""How many of a build's fixtures are true (the measuring tool of ``scripts/bench_validity.py``; not part of
+the installed library), against fixtures people (or helpers) read one by one.
 
 An adjudicated set (``validity/`` in this repository) holds verdicts made with the rubric in
 ADJUDICATION.md, keyed by commit ids (never fixture ids, which change with the configuration):
@@ -29,8 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 from scipy.stats import binomtest
 
-from miner.errors import MinerError
-from miner.output import open_output
+from miner import MinerError, open_output
 
 
 class _Verdict(BaseModel):
