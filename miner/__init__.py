@@ -10,16 +10,21 @@ The public API, for tools and people building on miner's fixture sets::
         ...
 
 Names are imported when first used, so ``import miner`` (and ``python -m miner``) stays quick.
-``miner.build`` (``audit``, ``calibrate``, ``explain``, ``materialize``) is the function; its module
-is ``importlib.import_module("miner.build")``, or ``from miner.build import ...``. What the stages
-say goes to the ``miner`` logger (``logging``); the command line prints it on stderr.
+What the stages say goes to the ``miner`` logger (``logging``); the command line prints it on stderr.
+
+The package's layout, for those who read it:
+
+- ``miner.core``: the records, the config and its defaults, the errors, the shared rules;
+- ``miner.git``: everything that runs git (the reader, its parsers, the overlay, the writer);
+- ``miner.stages``: one module per stage of a build (walk, vet, blame, clean, fixture, split, write, ...);
+- ``miner.runner``: the executors the expensive stages run on, and the cache;
+- ``miner.commands``: one module per command (``miner.build`` is ``miner.commands.build.build``);
+- ``miner.cli``: the command line, a thin shell over the commands.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
@@ -29,69 +34,54 @@ except PackageNotFoundError:  # a source tree that was never installed
     __version__ = "0+unknown"
 
 _WHERE = {
-    "build": "miner.build",
-    "BuildResult": "miner.build",
-    "Window": "miner.build",
-    "BuildOptions": "miner.build",
-    "Workers": "miner.build",
-    "JudgeCommand": "miner.build",
-    "audit": "miner.audit",
-    "AuditReport": "miner.audit",
-    "materialize": "miner.materialize",
-    "Materialized": "miner.materialize",
-    "calibrate": "miner.calibrate",
-    "Calibration": "miner.calibrate",
-    "CalibrateOptions": "miner.calibrate",
-    "explain": "miner.explain",
-    "load_config": "miner.config",
-    "Config": "miner.config",
-    "open_output": "miner.output",
-    "FixtureSet": "miner.output",
-    "Manifest": "miner.output",
-    "Entry": "miner.output",
-    "RepositoryReport": "miner.output",
-    "Fixture": "miner.records",
-    "Visible": "miner.records",
-    "VisibleFile": "miner.records",
-    "Answer": "miner.records",
-    "Defect": "miner.records",
-    "Evidence": "miner.records",
-    "Verdict": "miner.records",
-    "CommitMeta": "miner.records",
-    "FixCommit": "miner.records",
-    "Label": "miner.records",
+    "build": "miner.commands.build",
+    "BuildResult": "miner.commands.build",
+    "Window": "miner.commands.build",
+    "BuildOptions": "miner.commands.build",
+    "Workers": "miner.commands.build",
+    "JudgeCommand": "miner.commands.build",
+    "audit": "miner.commands.audit",
+    "AuditReport": "miner.commands.audit",
+    "materialize": "miner.commands.materialize",
+    "Materialized": "miner.commands.materialize",
+    "calibrate": "miner.commands.calibrate",
+    "Calibration": "miner.commands.calibrate",
+    "CalibrateOptions": "miner.commands.calibrate",
+    "explain": "miner.commands.explain",
+    "load_config": "miner.core.config",
+    "Config": "miner.core.config",
+    "open_output": "miner.core.output",
+    "FixtureSet": "miner.core.output",
+    "Manifest": "miner.core.output",
+    "Entry": "miner.core.output",
+    "RepositoryReport": "miner.core.output",
+    "Fixture": "miner.core.records",
+    "Visible": "miner.core.records",
+    "VisibleFile": "miner.core.records",
+    "Answer": "miner.core.records",
+    "Defect": "miner.core.records",
+    "Evidence": "miner.core.records",
+    "Verdict": "miner.core.records",
+    "CommitMeta": "miner.core.records",
+    "FixCommit": "miner.core.records",
+    "Label": "miner.core.records",
     "Repo": "miner.git",
-    "decode": "miner.fixture",
-    "repository_name": "miner.build",
-    "fix_link": "miner.classify",
-    "trailer_shas": "miner.classify",
-    "tier_allowed": "miner.blame",
-    "benchmark": "miner.calibrate",
-    "Benchmark": "miner.calibrate",
-    "Truth": "miner.calibrate",
-    "label_fix": "miner.calibrate",
-    "pydriller_szz": "miner.baseline",
-    "export": "miner.export",
-    "Selection": "miner.export",
+    "decode": "miner.stages.fixture",
+    "repository_name": "miner.commands.build",
+    "fix_link": "miner.core.classify",
+    "trailer_shas": "miner.core.classify",
+    "tier_allowed": "miner.stages.blame",
+    "benchmark": "miner.commands.calibrate",
+    "Benchmark": "miner.commands.calibrate",
+    "Truth": "miner.commands.calibrate",
+    "label_fix": "miner.commands.calibrate",
+    "pydriller_szz": "miner.stages.baseline",
+    "export": "miner.commands.export",
+    "Selection": "miner.commands.export",
     "miner_findings": "miner.inspect_scorer",
-    "MinerError": "miner.errors",
+    "MinerError": "miner.core.errors",
 }
 __all__ = ["__version__", *_WHERE]
-
-
-class _Package(types.ModuleType):
-    """The package, with one rule more: importing the module ``miner.build`` does not bind it over
-    the function ``miner.build`` (the same for audit, calibrate, explain and materialize), which
-    ``__getattr__`` hands out. Modules stay reachable as ``sys.modules`` and ``from ... import``
-    find them."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _WHERE and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
@@ -107,19 +97,19 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from miner.audit import AuditReport, audit
-    from miner.baseline import pydriller_szz
-    from miner.blame import tier_allowed
-    from miner.build import BuildOptions, BuildResult, JudgeCommand, Window, Workers, build, repository_name
-    from miner.calibrate import Benchmark, CalibrateOptions, Calibration, Truth, benchmark, calibrate, label_fix
-    from miner.classify import fix_link, trailer_shas
-    from miner.config import Config, load_config
-    from miner.errors import MinerError
-    from miner.explain import explain
-    from miner.export import Selection, export
-    from miner.fixture import decode
+    from miner.commands.audit import AuditReport, audit
+    from miner.commands.build import BuildOptions, BuildResult, JudgeCommand, Window, Workers, build, repository_name
+    from miner.commands.calibrate import Benchmark, CalibrateOptions, Calibration, Truth, benchmark, calibrate, label_fix
+    from miner.commands.explain import explain
+    from miner.commands.export import Selection, export
+    from miner.commands.materialize import Materialized, materialize
+    from miner.core.classify import fix_link, trailer_shas
+    from miner.core.config import Config, load_config
+    from miner.core.errors import MinerError
+    from miner.core.output import Entry, FixtureSet, Manifest, RepositoryReport, open_output
+    from miner.core.records import Answer, CommitMeta, Defect, Evidence, FixCommit, Fixture, Label, Verdict, Visible, VisibleFile
     from miner.git import Repo
     from miner.inspect_scorer import miner_findings
-    from miner.materialize import Materialized, materialize
-    from miner.output import Entry, FixtureSet, Manifest, RepositoryReport, open_output
-    from miner.records import Answer, CommitMeta, Defect, Evidence, FixCommit, Fixture, Label, Verdict, Visible, VisibleFile
+    from miner.stages.baseline import pydriller_szz
+    from miner.stages.blame import tier_allowed
+    from miner.stages.fixture import decode

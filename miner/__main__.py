@@ -5,7 +5,7 @@ command line installs its own handlers once they are in)."""
 import os
 import signal
 
-from miner.errors import INTERRUPTED
+from miner.core.errors import INTERRUPTED
 
 
 def _stopped_early(signum: int, frame: object) -> None:

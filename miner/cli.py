@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
-from miner.build import BuildOptions, JudgeCommand, Window, Workers, build, repository_name, summary_table
-from miner.config import TIERS, load_config
-from miner.engine import default_jobs
-from miner.errors import INTERRUPTED, MinerError
-from miner.explain import explain
+from miner.commands.build import BuildOptions, JudgeCommand, Window, Workers, build, repository_name, summary_table
+from miner.commands.explain import explain
+from miner.core.config import TIERS, load_config
+from miner.core.errors import INTERRUPTED, MinerError
+from miner.runner.engine import default_jobs
 
 F = TypeVar("F", bound=Callable[..., Any])
 if TYPE_CHECKING:
-    from miner.export import Format
+    from miner.commands.export import Format
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -290,7 +290,7 @@ def refresh_cmd(out: Path, retire_before: str | None, retire_file: Path | None, 
 
         miner split refresh fixtures_out --retire-before 2026-03-01 --reason "model-b cutoff"
     """
-    from miner.refresh import refresh_output
+    from miner.commands.refresh import refresh_output
 
     if not retire_before and not retire_file:
         raise MinerError("say what to retire: --retire-before DATE or --retire FILE")
@@ -349,7 +349,7 @@ def calibrate_cmd(
         miner calibrate path/to/iproute2 --json
         miner calibrate path/to/iproute2 --baseline pydriller
     """
-    from miner.calibrate import CalibrateOptions, calibrate, table
+    from miner.commands.calibrate import CalibrateOptions, calibrate, table
     from miner.git import Repo
 
     config = load_config(config_path)
@@ -385,7 +385,7 @@ def materialize_cmd(out: Path, fixture_id: str, to: Path, repo: Path, squash: bo
 
         miner materialize fixtures_out fx-4y7vckxlnpitlj5v --to /tmp/review --repo path/to/repo
     """
-    from miner.materialize import materialize
+    from miner.commands.materialize import materialize
 
     result = materialize(out, fixture_id, to, repo, squash=squash)
     click.echo(f"{result.path}: branch base ({result.commits - 1} commit(s)) checked out; branch pr holds the change")
@@ -417,7 +417,7 @@ def audit_cmd(
 
         miner audit fixtures_out --repo path/to/repo --materialized /tmp/review --json
     """
-    from miner.audit import audit, to_json
+    from miner.commands.audit import audit, to_json
 
     report = audit(out, load_config(config_path), repos, materialized)
     click.echo(to_json(report) if as_json else report.text())
@@ -478,7 +478,7 @@ def review_cmd(
 
         miner review fixtures_out --cmd "python scripts/reviewers/every_line.py" --name every-line -j 4
     """
-    from miner.review import ReviewerCommand, review
+    from miner.commands.review import ReviewerCommand, review
 
     _tell(quiet)
     reviewer = ReviewerCommand(command, name, timeout, checkout_from)
@@ -506,9 +506,9 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
 
         miner score fixtures_out fixtures_out/runs/every-line.jsonl fixtures_out/runs/silent.jsonl
     """
-    from miner.output import open_output
-    from miner.review import read_runs
-    from miner.score import score, table
+    from miner.commands.review import read_runs
+    from miner.commands.score import score, table
+    from miner.core.output import open_output
 
     for path in runs:
         if not path.is_file():
@@ -558,7 +558,7 @@ def export_cmd(
 
         miner export fixtures_out --format inspect --to exports/inspect --split dev
     """
-    from miner.export import Selection, export
+    from miner.commands.export import Selection, export
 
     select = Selection(split=split, since=since.date() if since else None, with_answers=with_answers)
     done = export(out, fmt, to, select, repo=repo, parquet=parquet)
@@ -594,7 +594,7 @@ def report_cmd(out: Path, to: Path, scores: tuple[Path, ...], calibrations: tupl
 
         miner report fixtures_out --scores scores.json --to report/index.html
     """
-    from miner.report import report
+    from miner.commands.report import report
 
     written = report(out, to, list(scores), list(calibrations))
     click.echo(f"wrote {written.page}, {written.summary.name} and {len(written.tables)} CSV tables", err=True)
@@ -609,7 +609,7 @@ def schema_cmd(what: str) -> None:
 
         miner schema findings > findings.schema.json
     """
-    from miner.findings import schema
+    from miner.core.findings import schema
 
     click.echo(json.dumps(schema(), indent=2, sort_keys=True))
 

@@ -22,7 +22,7 @@ from typing import Any
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from miner.score import Lines, score_output
+from miner.commands.score import Lines, score_output
 
 
 @scorer(metrics=[mean()])

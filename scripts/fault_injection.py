@@ -32,8 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from faultkit import HOWS, command, interrupt, output_bytes, points, trouble  # noqa: E402
-
-from miner.samples import build_repo  # noqa: E402
+from samples import build_repo  # noqa: E402
 
 
 def main() -> int:

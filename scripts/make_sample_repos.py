@@ -9,8 +9,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from miner.errors import MinerError
-from miner.samples import build_all
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the builder lives beside the tests
+
+from samples import build_all  # noqa: E402
+
+from miner import MinerError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent / "sample_repos"
 

@@ -10,13 +10,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from samples import build_repo, spec_dirs
 
-from miner.build import build
-from miner.config import Config, load_config
-from miner.samples import build_repo, spec_dirs
+from miner.commands.build import build
+from miner.core.config import Config, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_repos"
+
+
+def tree(out: Path) -> dict[str, bytes]:
+    """Every file under ``out`` and its bytes: two outputs are the same when their trees are."""
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(autouse=True, scope="session")

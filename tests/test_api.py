@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import miner
-from miner.errors import OutputDirError
+from miner.core.errors import OutputDirError
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -67,3 +68,15 @@ def test_a_damaged_output_is_one_line(tmp_path: Path, samples: dict) -> None:
         miner.open_output(out)
     assert "\n" not in str(raised.value)
     os.remove(out / "manifest.json")
+
+
+def test_scripts_import_only_the_public_api() -> None:
+    scripts = README.parent / "scripts"
+    for path in sorted([*scripts.glob("*.py"), *scripts.glob("reviewers/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("miner.") for a in node.names), f"{path.name} imports a miner module"
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("miner"):
+                assert node.module == "miner", f"{path.name} imports from {node.module}; use names in miner.__all__"
+                for alias in node.names:
+                    assert alias.name in miner.__all__, f"{path.name} imports {alias.name}, which is not public"

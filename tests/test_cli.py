@@ -156,9 +156,9 @@ def test_summary_on_stderr(sample: Path, tmp_path: Path) -> None:
 def test_interrupted_build_leaves_nothing_that_looks_complete_and_resumes(
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import miner.engine
+    import miner.runner.engine
 
-    real = miner.engine.make_fixture
+    real = miner.runner.engine.make_fixture
     calls = {"n": 0}
 
     def flaky(*args, **kwargs):
@@ -167,14 +167,14 @@ def test_interrupted_build_leaves_nothing_that_looks_complete_and_resumes(
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(miner.engine, "make_fixture", flaky)
+    monkeypatch.setattr(miner.runner.engine, "make_fixture", flaky)
     out = tmp_path / "out"
     code, _, err = run("build", str(sample), "--out", str(out), "-j", "1")
     assert code == 130 and "nothing was written" in err
     assert not out.exists()
     assert not list(tmp_path.rglob("manifest.json"))
     # What was mined before the interruption is kept beside the output, and the next run uses it.
-    monkeypatch.setattr(miner.engine, "make_fixture", real)
+    monkeypatch.setattr(miner.runner.engine, "make_fixture", real)
     code, _, err = run("build", str(sample), "--out", str(out), "-j", "1")
     assert code == 0, err
     assert "labels reused from the cache" in err

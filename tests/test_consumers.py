@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import miner
-from miner.export import export
+from miner.commands.export import export
 
 
 def test_inspect_loads_the_samples_and_scores_them_with_miners_scorer(two_splits: Path, tmp_path: Path) -> None:

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miner.build import BuildOptions, build
 from miner.cli import main
-from miner.config import load_config
-from miner.errors import PromisorUnreachableError
+from miner.commands.build import BuildOptions, build
+from miner.core.config import load_config
+from miner.core.errors import PromisorUnreachableError
 
 CONFIG = load_config().with_overrides(clean={"ratio": 100.0, "min_count": 100})
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miner.build import BuildOptions, build, summary_table
 from miner.cli import main
-from miner.config import load_config
+from miner.commands.build import BuildOptions, build, summary_table
+from miner.core.config import load_config
 
 
 def git(repo: Path, *args: str, date: str = "2023-01-02T10:00:00Z") -> str:
@@ -170,6 +170,7 @@ def fixture_bytes(out: Path) -> dict[str, bytes]:
 
 def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replaced(messy: dict[str, str], tmp_path: Path) -> None:
     from miner.git import Repo
+    from miner.git.overlay import write_overlay
 
     out = tmp_path / "out"
     build([Path(messy["path"])], out, load_config(), progress=False)
@@ -182,7 +183,7 @@ def test_the_commit_graph_is_kept_for_the_next_build_and_a_broken_one_is_replace
     broken.mkdir()
     (broken / "commit-graph-chain").write_text("0" * 40 + "\n")
     repo = Repo(messy["path"])
-    overlay = repo.write_overlay(tmp_path / "overlay", broken)
+    overlay = write_overlay(repo.git_dir, tmp_path / "overlay", broken)
     assert overlay is not None
     (hit,) = Repo(messy["path"], overlay=overlay).blame(messy["fix"] + "^", "calc.py", [2])
     assert hit.sha == messy["feature"]

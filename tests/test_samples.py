@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, Sample
+from samples import build_repo
 
-from miner.errors import SpecError
-from miner.samples import build_repo
+from miner.core.errors import SpecError
 
 SPEC = """
 author: Ann <ann@example.com>

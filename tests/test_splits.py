@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import Sample, every_clean_config
+from samples import build_repo
 
-from miner.build import BuildOptions, Window, build
 from miner.cli import main
-from miner.config import Config, load_config
-from miner.ledger import Ledger, assign, families, refresh
-from miner.samples import build_repo
+from miner.commands.build import BuildOptions, Window, build
+from miner.core.config import Config, load_config
+from miner.stages.ledger import Ledger, assign, families, refresh
 
 
 def manifest(out: Path) -> dict:
@@ -45,7 +45,7 @@ def test_heldout_wins_within_a_family_and_the_ledger_wins_over_config() -> None:
     fam = {"a": "a", "b": "a", "c": "c"}
     splits, moved = assign({"a": ("dev", "r1"), "b": ("heldout", "r2"), "c": ("dev", "r1")}, fam, Ledger())
     assert splits == {"a": "heldout", "b": "heldout", "c": "dev"} and moved == 1
-    from miner.ledger import Placement
+    from miner.stages.ledger import Placement
 
     ledger = Ledger(placements={"c": Placement(split="heldout", repository="r1", family="c")})
     splits, _ = assign({"c": ("dev", "r1")}, {"c": "c"}, ledger)
@@ -53,7 +53,7 @@ def test_heldout_wins_within_a_family_and_the_ledger_wins_over_config() -> None:
 
 
 def test_refresh_moves_whole_families_and_records_the_event() -> None:
-    from miner.ledger import Placement
+    from miner.stages.ledger import Placement
 
     ledger = Ledger(
         placements={

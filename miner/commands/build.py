@@ -1,0 +1,911 @@
+"""``miner build``: run the stages over each repository and write the fixture set.
+
+walk fix commits -> blame back to the introducing commit -> pick clean commits -> strip
+hints (inside fixture assembly) -> split -> write. Each stage counts what it dropped and
+why; the counts land in the manifest and in the summary printed at the end.
+
+The expensive parts (blame, fixture assembly) run as tasks on an executor (inline, a
+process pool, or Dask); results are merged in a fixed order, so every engine and every
+``-j`` gives the same bytes. What was mined is cached in the output, so a rebuild only
+mines what is new, and an interrupted build resumes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import shutil
+import statistics
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from miner import __version__
+from miner.core.classify import path_kind, with_vendored
+from miner.core.config import Config
+from miner.core.errors import MinerError, MissingObjectError, PromisorUnreachableError
+from miner.core.output import STAGES, Manifest
+from miner.core.records import Answer, CleanPick, CommitMeta, Defect, FixCommit, Label, Verdict, Visible, iso
+from miner.git import Repo, runs
+from miner.git.overlay import overlay_graphs, write_overlay
+from miner.runner.cache import Cache, labels_key, visible_key
+from miner.runner.engine import (
+    ExecutorKind,
+    LabelResult,
+    Lookahead,
+    RepoRef,
+    anchor_task,
+    authorship_task,
+    chunks,
+    clean_check_task,
+    fixture_task,
+    in_order,
+    label_task,
+    make_executor,
+)
+from miner.stages import anchors
+from miner.stages.blame import tier_allowed
+from miner.stages.clean import FixTouches, Known, Quota, confidence, pick_clean, stratum, wanted
+from miner.stages.fixture import FixtureJob, Source, added_lines, decode, fixture_id, make_answer
+from miner.stages.judge import Judge, Shown, bug_packet, clean_packet, refusal
+from miner.stages.ledger import LEDGER, Ledger, assign, families, updated
+from miner.stages.split import repository_split
+from miner.stages.vet import vet_fixes
+from miner.stages.walk import find_fixes
+from miner.stages.write import MANIFEST, Staging, check_destination, check_outside, dumps, fresh_counts
+
+_LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class RepoReport:
+    name: str
+    identity: str
+    head: str
+    head_date: str
+    split: str
+    shallow: bool
+    commits: int = 0
+    fixes: int = 0
+    labelled: int = 0  # the fixes whose message passed the vet stage: those blame labels
+    labels: Counter[str] = field(default_factory=Counter)
+    bugs: int = 0
+    clean: int = 0
+    reused_labels: int = 0
+    vendored: list[str] = field(default_factory=list)  # trees found vendored by their sync commits
+    sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
+    dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in STAGES})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "identity": self.identity,
+            "head": self.head,
+            "head_date": self.head_date,
+            "split": self.split,
+            "shallow": self.shallow,
+            "commits": self.commits,
+            "fixes": self.fixes,
+            "labels_by_tier": dict(sorted(self.labels.items())),
+            "fixtures": {"bug": self.bugs, "clean": self.clean},
+            "vendored_trees": self.vendored,
+            "sizes": self.sizes,
+            "dropped": {stage: dict(sorted(c.items())) for stage, c in self.dropped.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Window:
+    """Which changes may become fixtures, by committer date (UTC)."""
+
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+
+    def holds(self, when: dt.datetime) -> bool:
+        return (self.since is None or when >= self.since) and (self.until is None or when <= self.until)
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"since": iso(self.since) if self.since else None, "until": iso(self.until) if self.until else None}
+
+
+@dataclass(frozen=True)
+class Workers:
+    """Where the expensive stages run: inline (``jobs`` 1), a local process pool, or a Dask cluster
+    (at ``address``, or the one ``scheduler_file`` describes)."""
+
+    jobs: int = 1
+    executor: ExecutorKind = "local"
+    address: str | None = None
+    scheduler_file: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeCommand:
+    """A command asked about every candidate (see miner.stages.judge), and how long one answer may take."""
+
+    command: str
+    timeout: float = 300.0
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What a build mines and how, beyond the config: the revision and names of the repositories,
+    the window of dates, the workers, the cache, a judge, and whether to mine a partial clone
+    without the objects its remote cannot give (``allow_missing``)."""
+
+    rev: str = "HEAD"
+    names: list[str] | None = None
+    window: Window = Window()
+    workers: Workers = Workers()
+    use_cache: bool = True
+    judge: JudgeCommand | None = None
+    allow_missing: bool = False
+
+
+@dataclass(frozen=True)
+class Run:
+    """What every stage of one build shares: the settings, the workers, the cache, the window. A
+    repository's stages get a copy whose config knows its vendored trees."""
+
+    config: Config
+    pool: Executor
+    jobs: int
+    cache: Cache
+    window: Window
+    progress: bool
+    judge: Judge | None = None
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One repository of a build: how it is read, what it is called, the commit mined, and a
+    scratch directory of its own."""
+
+    repo: Repo
+    name: str
+    head: str
+    identity: str
+    scratch: Path
+
+
+@dataclass
+class _Mined:
+    """One repository after the walk, blame and clean stages: what will become fixtures."""
+
+    repo: Repo
+    report: RepoReport
+    jobs: list[FixtureJob]
+    metas: dict[str, CommitMeta]
+    clean: dict[str, tuple[str, float | None]] = field(default_factory=dict)  # pick -> (stratum, survival)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)  # clean pick -> what the judge said of it
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    reports: list[RepoReport]
+    fixtures: int
+    young_clean_left_out: int = 0
+
+
+def repository_name(path: Path) -> str:
+    """A repository's default name: its directory's, less ``.git`` (``repo/.git`` is ``repo``)."""
+    path = path.resolve()
+    if path.name == ".git":
+        path = path.parent
+    name = path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # a name that is not UTF-8
+    return name[:-4] if name.endswith(".git") and len(name) > 4 else name
+
+
+class _CleanChecks:
+    """The clean stage's checks that read git (miner.stages.clean.refusal), run on the pool ahead of the
+    sample's choices: told the order candidates are asked in, the workers check the next few while
+    the sample decides. The sample is the same as checking one at a time."""
+
+    def __init__(self, run: Run, repo: Repo, head: str, fixes: set[str]) -> None:
+        self._ahead: Lookahead[str, str | None] = Lookahead(run.pool, clean_check_task, 2 * run.jobs if run.jobs > 1 else 0)
+        self._args = (RepoRef.of(repo), head, run.config, frozenset(fixes))
+
+    def plan(self, order: list[CommitMeta]) -> None:
+        self._ahead.plan([(meta.sha, (*self._args, meta)) for meta in order])
+
+    def __call__(self, meta: CommitMeta) -> str | None:
+        return self._ahead.get(meta.sha, (*self._args, meta))
+
+    def close(self) -> None:
+        self._ahead.close()
+
+
+def build(
+    paths: list[Path],
+    out: Path,
+    config: Config,
+    options: BuildOptions = BuildOptions(),
+    *,
+    force: bool = False,
+    progress: bool = True,
+) -> BuildResult:
+    """Mine every repository and write one fixture set to ``out`` (``force``: replace what is there).
+
+    ``options.names`` overrides the repository names (by default each directory's name, less ``.git``).
+    Progress is told through the ``miner`` logger (the command line prints it on stderr).
+    ``options.judge`` is a command asked about every candidate (see miner.stages.judge). A partial clone gets
+    the objects it lacks from its promisor remote first; when that fails, the build stops, unless
+    ``options.allow_missing``: then it mines without them, leaving out the paths they belong to.
+    """
+    rev, window, workers, jobs = options.rev, options.window, options.workers, options.workers.jobs
+    check_destination(out, force)
+    repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
+    check_outside(out, "--out", ((r.top, r.git_dir) for r in repos))
+    names = options.names or [repository_name(p) for p in paths]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise MinerError(f"two repositories are both named {duplicate!r}; name them apart as NAME=PATH")
+    heads = [r.resolve(rev) for r in repos]
+    previous = out if (out / MANIFEST).is_file() else None
+    ledger = _load_ledger(previous)
+    staging = Staging(out)
+    cache = Cache([s for s in (staging.resumed, previous) if s is not None] if options.use_cache else [], staging.dir)
+    judge = options.judge
+    asker = Judge(judge.command, judge.timeout, cache.judge_verdicts()) if judge else None
+    pool, shutdown = make_executor(workers.executor, jobs, workers.address, workers.scheduler_file)
+    scratch = Path(tempfile.mkdtemp(prefix="miner-"))
+    try:
+        known = _known_identities(previous)
+        identities = [repo.identity(head, known.get(name)) for repo, head, name in zip(repos, heads, names)]
+        repos = [
+            _with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
+            for n, (repo, identity) in enumerate(zip(repos, identities))
+        ]
+        repos = [
+            _with_promised(repo, head, scratch / str(n), options.allow_missing, progress)
+            for n, (repo, head) in enumerate(zip(repos, heads))
+        ]
+        run = Run(config=config, pool=pool, jobs=jobs, cache=cache, window=window, progress=progress, judge=asker)
+        each = enumerate(zip(repos, names, heads, identities))
+        mined = [_mine(run, _Target(repo, name, head, identity, scratch / str(n))) for n, (repo, name, head, identity) in each]
+        if asker is not None:
+            cache.save_judge_verdicts(asker.known)
+        entries, ledger = _write_fixtures(run, mined, staging, ledger, previous)
+        cache.sort_labels()
+        for repo, identity in zip(repos, identities):
+            if repo.overlay:
+                cache.keep_commit_graphs(identity, overlay_graphs(repo.overlay))
+        staging.write(LEDGER, dumps(ledger.model_dump(mode="json")))
+        fresh = fresh_counts(config.split.cutoffs, ((e["split"], e.pop("_fresh")) for e in entries))
+        manifest = Manifest.model_validate(
+            {
+                "miner_version": __version__,
+                "config_hash": config.digest(),
+                "min_tier": config.labels.min_tier,
+                "description_mode": config.strip.description,
+                "seed": config.seed,
+                "window": window.to_json(),
+                "cutoffs": {k: v.isoformat() for k, v in sorted(config.split.cutoffs.items())},
+                "fresh": fresh,
+                "visible_key": visible_key(config),
+                "repositories": [m.report.to_json() for m in mined],
+                "fixtures": sorted(entries, key=lambda e: e["id"]),
+            }
+        )
+        staging.finish(manifest.json_text())
+    except BaseException:
+        cache.close()
+        staging.abort()
+        raise
+    finally:
+        shutdown()
+        shutil.rmtree(scratch, ignore_errors=True)
+    young = sum(m.report.dropped["clean"].get("too_young", 0) for m in mined)
+    return BuildResult(out=out, reports=[m.report for m in mined], fixtures=len(entries), young_clean_left_out=young)
+
+
+def _with_overlay(repo: Repo, where: Path, seed: Path | None) -> Repo:
+    """The repository, reading a commit-graph that miner wrote outside it (blame runs faster),
+    extended from the one the last build kept when there is one."""
+    overlay = write_overlay(repo.git_dir, where, seed)
+    return Repo(repo.git_dir, repo.exclude, overlay) if overlay else repo
+
+
+FETCH_BATCH = 10000  # objects asked of a promisor remote in one git process
+
+
+def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, progress: bool) -> Repo:
+    """A partial clone with the objects its history at ``head`` lacks fetched from its promisor
+    remote, in batches, into an object directory of miner's own (the repository is never written).
+    A full clone, or a partial one that lacks nothing, is returned as it is."""
+    if repo.promisor is None:
+        return repo
+    missing = repo.missing_objects(head)
+    if not missing:
+        return repo
+    objects = Path(repo.overlay) if repo.overlay and (Path(repo.overlay) / "info").is_dir() else where / "objects"
+    (objects / "pack").mkdir(parents=True, exist_ok=True)
+    (objects / "info").mkdir(exist_ok=True)
+    _LOG.info("%s: a partial clone lacking %d objects; fetching them from %r", repo.path, len(missing), repo.promisor)
+    fetched = 0
+    try:
+        with tqdm(total=len(missing), desc=f"{repo.path.name}: fetch", disable=not progress, unit="object", leave=False) as bar:
+            for start in range(0, len(missing), FETCH_BATCH):
+                batch = missing[start : start + FETCH_BATCH]
+                repo.fetch_objects(batch, objects)
+                fetched += len(batch)
+                bar.update(len(batch))
+    except PromisorUnreachableError as exc:
+        if not allow_missing:
+            raise PromisorUnreachableError(
+                f"{repo.path} is a partial clone lacking {len(missing)} objects, and its remote {repo.promisor!r} "
+                f"could not give them ({exc}); run `git -C {repo.top} fetch --refetch {repo.promisor}` or mine a "
+                "full clone, or pass --allow-missing-objects to mine without them"
+            ) from None
+        _LOG.warning(
+            "%s: %d of %d missing objects could not be fetched (%s); mining without them: the paths they belong to are left out",
+            repo.path,
+            len(missing) - fetched,
+            len(missing),
+            exc,
+        )
+    return Repo(repo.git_dir, repo.exclude, str(objects)) if fetched else repo
+
+
+def _known_identities(previous: Path | None) -> dict[str, str]:
+    """Repository name -> the identity the output being replaced gave it."""
+    if previous is None:
+        return {}
+    try:
+        manifest = json.loads((previous / MANIFEST).read_text(encoding="utf-8"))
+        return {str(r["name"]): str(r["identity"]) for r in manifest.get("repositories", [])}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _load_ledger(previous: Path | None) -> Ledger:
+    if previous is None or not (previous / LEDGER).is_file():
+        return Ledger()
+    try:
+        return Ledger.model_validate_json((previous / LEDGER).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise MinerError(
+            f"{previous / LEDGER} is damaged ({exc.__class__.__name__}); restore it from a backup, "
+            "or move it away to start a new ledger"
+        ) from exc
+
+
+def _walk(run: Run, repo: Repo, head: str, identity: str, dropped: Counter[str]) -> list[CommitMeta]:
+    """Every non-merge commit to mine: from the cache as far as it reaches, from git for the rest.
+
+    A repository that lacks some objects (a snapshot without its largest blobs, a damaged store) is
+    mined without the paths whose history names them, the same on a cold build, a rebuild and a
+    resume: the paths a walk left out are cached with it."""
+    cache, window = run.cache, run.window
+    cached, cached_heads, excluded = cache.commits(identity)
+    reusable = bool(cached and cached_heads and all(repo.expand(h) and repo.is_ancestor(h, head) for h in cached_heads))
+    if reusable:
+        repo.exclude = tuple(excluded)
+    try:
+        walked = _walk_once(repo, head, cached if reusable else [], cached_heads, window)
+    except MissingObjectError:
+        found = tuple(repo.paths_with_missing_objects(head))
+        if not found or found == repo.exclude:
+            raise
+        repo.exclude = found  # paths the cached walk did not leave out: walk the whole history again
+        walked = _walk_once(repo, head, [], [], window)
+    if repo.exclude:
+        _LOG.warning("%s: objects missing for %d path(s); their history is left out", repo.path, len(repo.exclude))
+        dropped["paths_with_missing_objects"] += len(repo.exclude)
+    if window.since is None or reusable:  # a partial walk is not cached
+        cache.save_commits(identity, walked, [head], repo.exclude)
+    return walked
+
+
+def _walk_once(repo: Repo, head: str, cached: list[CommitMeta], cached_heads: list[str], window: Window) -> list[CommitMeta]:
+    if cached:
+        metas = {m.sha: m for m in cached}
+        metas.update((m.sha, m) for m in repo.commits(head, exclude=cached_heads))
+        return sorted(metas.values(), key=lambda m: m.sha)
+    if window.since is not None:
+        # No earlier walk to reuse: walk only what can yield fixtures in the window (their
+        # fixes land after `since`).
+        return list(repo.commits(head, since=iso(window.since)))
+    return sorted(repo.commits(head), key=lambda m: m.sha)
+
+
+def _labels(run: Run, target: _Target, fixes: list[FixCommit], metas: dict[str, CommitMeta], report: RepoReport) -> list[Label]:
+    config, pool, jobs, cache = run.config, run.pool, run.jobs, run.cache
+    repo, identity = target.repo, target.identity
+    key = labels_key(config)
+    known = cache.labels(identity, key)
+    todo = [f for f in fixes if f.meta.sha not in known]
+    results: dict[str, LabelResult] = {f.meta.sha: known[f.meta.sha] for f in fixes if f.meta.sha in known}
+    report.reused_labels = len(results)
+    cache.add_labels(identity, key, results.values())
+    ref = RepoRef.of(repo, _anchor(run, target, todo, metas, report))
+    calls = ((ref, chunk, config) for chunk in chunks(todo, jobs))
+    with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not run.progress, unit="fix", leave=False) as bar:
+        for batch in in_order(pool, label_task, calls, _ahead(jobs)):
+            cache.add_labels(identity, key, batch)
+            for r in batch:
+                results[r.fix] = r
+            bar.update(len(batch))
+    labels: list[Label] = []
+    for fix in sorted(results):
+        report.dropped["blame"].update(results[fix].dropped)
+        vetted = results[fix].vetted
+        if vetted:
+            report.dropped["vet"][vetted] += 1
+        labels += results[fix].labels
+    return labels
+
+
+def _ahead(jobs: int) -> int:
+    """Tasks kept out at once: enough that no worker waits for the next one."""
+    return 2 * max(1, jobs) + 1
+
+
+def _anchor(run: Run, target: _Target, todo: list[FixCommit], metas: dict[str, CommitMeta], report: RepoReport) -> str | None:
+    """Blame anchors for the source files many of the fixes change (see miner.stages.anchors), and the
+    newest anchor of each such file from earlier builds, which a rebuild's few fixes start from."""
+    config, pool, jobs, cache = run.config, run.pool, run.jobs, run.cache
+    repo, head, identity, where = target.repo, target.head, target.identity, target.scratch / "anchors"
+    tips = cache.tip_anchors(identity)
+    touched = Counter(f.path for m in metas.values() for f in m.files)
+    fixed = [
+        [f.old_path or f.path for f in fix.meta.files if f.removed and path_kind(f.old_path or f.path, config.paths) == "source"]
+        for fix in todo
+    ]
+    hot = anchors.hot_paths(fixed, touched, anchors.HOT_FIXES, anchors.EVERY)
+    calls = ((RepoRef.of(repo), head, path, anchors.EVERY) for path in hot)
+    with tqdm(total=len(hot), desc=f"{report.name}: anchors", disable=not run.progress, unit="file", leave=False) as bar:
+        for path, chain in in_order(pool, anchor_task, calls, _ahead(jobs)):
+            if chain:
+                anchors.save(where, path, chain)
+                tips[path] = chain[-1]
+            bar.update()
+    for path in sorted(set(tips) - set(hot)):
+        anchors.save(where, path, [tips[path]])
+    if tips:
+        cache.save_tip_anchors(identity, tips)
+    return str(where) if tips else None
+
+
+def _bug_heads(
+    labels: list[Label], lookup: Callable[[str], CommitMeta | None], config: Config, window: Window, dropped: Counter[str]
+) -> dict[str, tuple[Defect, ...]]:
+    """Introducing commit -> its defects, from every label that clears the tier bar."""
+    heads: dict[str, list[Defect]] = {}
+    for lab in labels:
+        if lab.intro is None or lab.tier is None:
+            continue
+        if not tier_allowed(lab.tier, config.labels.min_tier):
+            dropped[f"below_min_tier_{lab.tier}"] += 1
+            continue
+        meta = lookup(lab.intro)
+        if meta is None:
+            dropped["intro_unreadable"] += 1
+            continue
+        if not window.holds(meta.committed):
+            dropped["outside_window"] += 1
+            continue
+        if meta.changed_lines > config.labels.max_intro_changed_lines:
+            dropped["intro_too_large"] += 1
+            continue
+        if not meta.paths_are_utf8:
+            dropped["non_utf8_path"] += 1
+            continue
+        heads.setdefault(lab.intro, []).extend(lab.defects)
+    return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}
+
+
+def _mine(run: Run, target: _Target) -> _Mined:
+    """One repository through the stages: walk, vet, blame, bug, clean; the jobs of its fixtures."""
+    config, window, judge = run.config, run.window, run.judge
+    repo, name, head, identity = target.repo, target.name, target.head, target.identity
+    head_date = repo.committer_date(head)
+    report = RepoReport(
+        name=name,
+        identity=identity,
+        head=head,
+        head_date=iso(head_date),
+        split=repository_split(name, identity, config.split),
+        shallow=repo.shallow,
+    )
+    _LOG.info("%s: walking history at %s", name, head[:12])
+    metas = {m.sha: m for m in _walk(run, repo, head, identity, report.dropped["walk"])}
+    config, report.vendored = with_vendored(config, metas.values())
+    run = replace(run, config=config)
+    if report.vendored:
+        _LOG.info(
+            "%s: %d vendored tree(s) found by their sync commits: %s%s",
+            name,
+            len(report.vendored),
+            ", ".join(report.vendored[:5]),
+            " ..." if len(report.vendored) > 5 else "",
+        )
+    fixes = list(find_fixes(metas.values(), config, repo.expand, report.dropped["walk"]))
+    fixes.sort(key=lambda f: f.meta.sha)
+    vetted = [fix.model_copy(update={"reasons": why}) for fix, why in vet_fixes(fixes, config, report.dropped["vet"])]
+    report.labelled = len(vetted)
+    report.commits, report.fixes = len(metas), len(fixes)
+    _LOG.info("%s: %d commits, %d fixes", name, len(metas), len(fixes))
+    labels = _labels(run, target, vetted, metas, report)
+    for lab in labels:
+        if lab.tier:
+            report.labels[lab.tier] += 1
+
+    def lookup(sha: str) -> CommitMeta | None:
+        return metas.get(sha) or repo.meta(sha)
+
+    bugs = _on_added_lines(repo, _bug_heads(labels, lookup, config, window, report.dropped["bug"]), report.dropped["bug"])
+    verdicts: dict[str, Verdict] = {}
+    if judge is not None:
+        bugs = _judged_bugs(run, repo, name, bugs, lookup, report.dropped["judge"])
+    bug_strata = [stratum(meta, config) for meta in (lookup(sha) for sha in sorted(bugs)) if meta is not None]
+    blamed = {sha for lab in labels for sha in lab.blamed}
+    in_window = [m for m in metas.values() if window.holds(m.committed)]
+    if len(in_window) < len(metas):
+        report.dropped["clean"]["outside_window"] += len(metas) - len(in_window)
+    fix_shas = {f.meta.sha for f in fixes}
+    checks = _CleanChecks(run, repo, head, fix_shas)
+    check: Callable[[CommitMeta], str | None] = checks
+    if judge is not None:
+        check = _JudgedClean(checks, repo, name, judge, verdicts, report.dropped["judge"])
+    known = Known(
+        int(head_date.timestamp()), blamed, fix_shas, FixTouches((f.meta for f in fixes), config.clean.fix_window_scope)
+    )
+    quota = Quota(wanted(len(bugs), config), bug_strata)
+    picks = pick_clean(sorted(in_window, key=lambda m: m.sha), quota, config, known, check, report.dropped["clean"])
+    checks.close()
+    survival = _survival(run, repo, head, picks, metas) if config.clean.survival else {}
+    report.bugs, report.clean = len(bugs), len(picks)
+    jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]
+    jobs_ += [FixtureJob("clean", p.sha, report.split, None, p.observed_days) for p in picks]
+    report.sizes = {"bug": _sizes([lookup(sha) for sha in bugs]), "clean": _sizes([metas[p.sha] for p in picks])}
+    return _Mined(
+        repo=repo,
+        report=report,
+        jobs=jobs_,
+        metas=metas,
+        clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks},
+        verdicts=verdicts,
+    )
+
+
+def _on_added_lines(repo: Repo, bugs: dict[str, tuple[Defect, ...]], dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
+    """Each defect cut to the lines the change added, as its own diff shows them (the diff a reviewer
+    sees): blame may give a change a line its diff shows as context. A fixture left with no line is
+    dropped (``defect_lines_not_added``)."""
+    kept: dict[str, tuple[Defect, ...]] = {}
+    for sha, defects in sorted(bugs.items()):
+        try:
+            added = added_lines(repo.patch(repo.first_parent(sha), sha))
+        except MissingObjectError:
+            kept[sha] = defects  # the fixture stage counts what it cannot read
+            continue
+        cut: list[Defect] = []
+        for d in defects:
+            lines = sorted(n for n in range(d.line_start, d.line_end + 1) if n in added.get(d.path, set()))
+            cut += [d.model_copy(update={"line_start": a, "line_end": b}) for a, b in runs(lines)] if lines else []
+        if cut:
+            kept[sha] = tuple(cut)
+        else:
+            dropped["defect_lines_not_added"] += 1
+    return kept
+
+
+def _judged_bugs(
+    run: Run,
+    repo: Repo,
+    name: str,
+    bugs: dict[str, tuple[Defect, ...]],
+    lookup: Callable[[str], CommitMeta | None],
+    dropped: Counter[str],
+) -> dict[str, tuple[Defect, ...]]:
+    """The bug candidates the judge keeps, each defect carrying the verdict on its (change, fix) pair."""
+    judge = run.judge
+    assert judge is not None
+    pairs = [(sha, fix) for sha, defects in sorted(bugs.items()) for fix in sorted({d.fix for d in defects})]
+    # The packets are read here, in this thread (the repository and its caches are not shared across
+    # threads); only the judge's own runs, which are slow, go side by side.
+    packets = [_bug_packet(repo, name, sha, fix, [d for d in bugs[sha] if d.fix == fix], lookup) for sha, fix in pairs]
+
+    def ask(n: int) -> Verdict:
+        return judge.ask(packets[n], pairs[n][1])
+
+    with (
+        ThreadPoolExecutor(max_workers=max(1, run.jobs)) as threads,
+        tqdm(total=len(pairs), desc=f"{name}: judge", disable=not run.progress, unit="pair", leave=False) as bar,
+    ):
+        found: dict[tuple[str, str], Verdict] = {}
+        for pair, verdict in zip(pairs, threads.map(ask, range(len(pairs)))):
+            found[pair] = verdict
+            bar.update()
+    kept: dict[str, tuple[Defect, ...]] = {}
+    for sha, defects in sorted(bugs.items()):
+        mine: list[Defect] = []
+        refused: list[str] = []
+        for fix in sorted({d.fix for d in defects}):
+            verdict = found[(sha, fix)]
+            if verdict.status != "ok":
+                dropped["judge_failed"] += 1
+            why = refusal(verdict)
+            if why:
+                refused.append(why)
+                continue
+            mine += [
+                d.model_copy(update={"evidence": d.evidence.model_copy(update={"judge": verdict})})
+                for d in defects
+                if d.fix == fix
+            ]
+        if mine:
+            kept[sha] = tuple(mine)
+        else:
+            dropped[refused[0]] += 1
+    return kept
+
+
+def _bug_packet(
+    repo: Repo, name: str, sha: str, fix: str, defects: list[Defect], lookup: Callable[[str], CommitMeta | None]
+) -> dict[str, object]:
+    meta, fix_meta = lookup(sha), lookup(fix)
+    lines: list[dict[str, object]] = []
+    for d in defects:
+        text = decode(repo.blob(sha, d.path) or b"")[0].split("\n")
+        lines.append(
+            {
+                "path": d.path,
+                "line_start": d.line_start,
+                "line_end": d.line_end,
+                "text": "\n".join(text[d.line_start - 1 : d.line_end]),
+            }
+        )
+    change = Shown(sha, meta.message if meta else "", _patch_text(repo, sha))
+    return bug_packet(name, change, Shown(fix, fix_meta.message if fix_meta else "", _patch_text(repo, fix)), lines)
+
+
+def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
+    """A commit's diff for a judge, cut at ``limit`` characters (a judge reads it whole otherwise)."""
+    text = decode(repo.patch(repo.first_parent(sha), sha))[0]
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
+
+
+class _JudgedClean:
+    """The clean stage's check, then the judge's: a refused candidate gives way to the next in the sample."""
+
+    def __init__(
+        self, checks: _CleanChecks, repo: Repo, name: str, judge: Judge, verdicts: dict[str, Verdict], dropped: Counter[str]
+    ) -> None:
+        self.checks, self.repo, self.name, self.judge, self.verdicts, self.dropped = checks, repo, name, judge, verdicts, dropped
+
+    def plan(self, order: list[CommitMeta]) -> None:
+        self.checks.plan(order)
+
+    def __call__(self, meta: CommitMeta) -> str | None:
+        reason = self.checks(meta)
+        if reason:
+            return reason
+        verdict = self.judge.ask(clean_packet(self.name, meta.sha, meta.message, _patch_text(self.repo, meta.sha)))
+        if verdict.status != "ok":
+            self.dropped["judge_failed"] += 1
+        why = refusal(verdict)
+        if why is None:
+            self.verdicts[meta.sha] = verdict
+        return why
+
+
+def _survival(run: Run, repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta]) -> dict[str, float | None]:
+    """Share of each clean pick's added source lines that blame at ``head`` still gives to it.
+
+    Each touched path is blamed once, however many picks touched it. Files no longer at the
+    same path at ``head`` are left out of the share (unknown, rather than counted as gone).
+    """
+    config, pool, jobs = run.config, run.pool, run.jobs
+    added = {
+        p.sha: {
+            f.path: f.added
+            for f in metas[p.sha].files
+            if f.added and not f.binary and path_kind(f.path, config.paths) == "source"
+        }
+        for p in picks
+    }
+    paths = sorted({path for files in added.values() for path in files})
+    authors: dict[str, dict[str, int] | None] = {}
+    for batch in in_order(pool, authorship_task, ((RepoRef.of(repo), head, c) for c in chunks(paths, jobs)), _ahead(jobs)):
+        authors.update(batch)
+    found: dict[str, float | None] = {}
+    for sha, files in added.items():
+        present = {path: n for path, n in files.items() if authors.get(path) is not None}
+        total = sum(present.values())
+        standing = sum(min(n, (authors[path] or {}).get(sha, 0)) for path, n in present.items())
+        found[sha] = round(standing / total, 4) if total else None
+    return found
+
+
+def _sizes(metas: list[CommitMeta | None]) -> dict[str, float | int]:
+    """Median changed lines and files, to compare the clean sample with the bug fixtures. Medians
+    are always floats (``statistics.median`` gives an int for an odd count of ints), so the
+    manifest's types do not depend on how many fixtures there are."""
+    present = [m for m in metas if m is not None]
+    if not present:
+        return {"count": 0}
+    return {
+        "count": len(present),
+        "median_lines": float(statistics.median(m.changed_lines for m in present)),
+        "median_files": float(statistics.median(len(m.files) for m in present)),
+    }
+
+
+def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) -> tuple[str, list[Any]] | None:
+    """The visible file and blanked list of an earlier build, when made with the same settings."""
+    if previous is None or old_key != key:
+        return None
+    try:
+        text = (previous / "visible" / f"{fid}.json").read_text(encoding="utf-8")
+        blanked = json.loads((previous / "answers" / f"{fid}.json").read_text(encoding="utf-8"))["blanked"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return text, blanked
+
+
+def _write_fixtures(
+    run: Run, mined: list[_Mined], staging: Staging, ledger: Ledger, previous: Path | None
+) -> tuple[list[dict[str, Any]], Ledger]:
+    """Assign splits by family and ledger, then assemble (or reuse) and write every fixture."""
+    config, pool, jobs, cache, progress = run.config, run.pool, run.jobs, run.cache, run.progress
+    ids: dict[tuple[int, str], str] = {}
+    keys: dict[str, list[str]] = {}
+    proposed: dict[str, tuple[str, str]] = {}
+    for n, m in enumerate(mined):
+        patch_ids = _patch_ids(m, cache)
+        for job in m.jobs:
+            fid = fixture_id(m.report.identity, job.head, config.split.salt)
+            ids[(n, job.head)] = fid
+            # One namespace for a fixture's own commit and the fixes of its defects: a fix that is
+            # itself a fixture's change joins the two (a dev answer naming it would describe a
+            # held-out change).
+            commits = [job.head] + [d.fix for d in job.defects or ()]
+            keys[fid] = [f"commit:{c}" for c in commits] + ([f"patch:{patch_ids[job.head]}"] if job.head in patch_ids else [])
+            proposed[fid] = (job.split, m.report.name)
+    family = families(keys)
+    splits, _moved = assign(proposed, family, ledger)
+    key = visible_key(config)
+    old_key = None
+    if previous is not None:
+        try:
+            old_key = json.loads((previous / MANIFEST).read_text(encoding="utf-8")).get("visible_key")
+        except (OSError, ValueError):
+            old_key = None
+    entries: list[dict[str, Any]] = []
+    for n, m in enumerate(mined):
+        todo: list[FixtureJob] = []
+        for job in m.jobs:
+            fid = ids[(n, job.head)]
+            reuse = _reusable(previous, fid, key, old_key)
+            if reuse is None:
+                todo.append(job)
+                continue
+            answer = _answer(m, replace(job, split=splits[fid]), reuse[1], family[fid], config)
+            entries.append(_entry(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
+        # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
+        source = Source(m.report.name, m.report.identity)
+        calls = ((RepoRef.of(m.repo), source, chunk, config) for chunk in chunks(todo, jobs, largest=8))
+        with tqdm(total=len(todo), desc=f"{m.report.name}: write", disable=not progress, unit="fixture", leave=False) as bar:
+            for batch in in_order(pool, fixture_task, calls, _ahead(jobs)):
+                for fixture in batch:
+                    fid = fixture.visible.id
+                    answer = fixture.answer.model_copy(
+                        update={
+                            "split": splits[fid],
+                            "family": family[fid],
+                            **_clean_fields(m, fixture.answer.head, fixture.answer.observed_days, config),
+                        }
+                    )
+                    entries.append(_entry(staging, answer, fixture.visible, family[fid]))
+                    bar.update(1)
+    repos = {e["id"]: e["repository"] for e in entries}
+    for m in mined:
+        lost = len(m.jobs) - sum(1 for e in entries if e["repository"] == m.report.name)
+        if lost:
+            m.report.dropped["write"]["fixture_missing_object"] += lost
+    written = {fid: split for fid, split in splits.items() if fid in repos}
+    return entries, updated(ledger, written, repos, family)
+
+
+def _patch_ids(m: _Mined, cache: Cache) -> dict[str, str]:
+    """Patch-ids of the fixtures' commits (for families); a commit's never changes, so the cache
+    keeps them, keyed by the paths left out of the history read (they change the patch)."""
+    key = hashlib.sha1("\0".join(m.repo.exclude).encode()).hexdigest()[:16]
+    known = cache.patch_ids(m.report.identity, key)
+    ids = {**known, **m.repo.commit_patch_ids([j.head for j in m.jobs if j.head not in known])}
+    cache.save_patch_ids(m.report.identity, key, ids)
+    return ids
+
+
+def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) -> dict[str, Any]:
+    """What an answer records of how clean a clean fixture is (nothing for a bug fixture)."""
+    if observed is None:
+        return {}
+    picked, survival = m.clean.get(head, ("", None))
+    return {
+        "clean_confidence": confidence(observed, survival, config),
+        "wait_days": config.clean.wait_days,
+        "survival": survival,
+        "stratum": picked or None,
+        "judge": m.verdicts.get(head),
+    }
+
+
+def _answer(m: _Mined, job: FixtureJob, blanked: list[Any], family: str, config: Config) -> Answer:
+    """The answer of a fixture whose visible part an earlier build made (``job.split``: the ledger's)."""
+    return make_answer(
+        Source(m.report.name, m.report.identity),
+        job,
+        m.metas[job.head],
+        blanked,
+        config,
+        family=family,
+        **_clean_fields(m, job.head, job.observed_days, config),
+    )
+
+
+def _entry(staging: Staging, answer: Answer, visible: Visible | str, family: str) -> dict[str, Any]:
+    visible_file, answer_file = staging.add(answer, visible)
+    return {
+        "id": answer.id,
+        "kind": answer.kind,
+        "split": answer.split,
+        "repository": answer.repository,
+        "family": family,
+        "visible": visible_file,
+        "answer": answer_file,
+        "_fresh": answer.fresh,
+    }
+
+
+def summary_table(result: BuildResult, config: Config | None = None) -> str:
+    """The end-of-run summary: what was mined, and what each stage dropped and why."""
+    lines = [f"{'repository':<20} {'commits':>8} {'fixes':>6} {'bug':>5} {'clean':>6}  split"]
+    for r in result.reports:
+        lines.append(f"{r.name:<20} {r.commits:>8} {r.fixes:>6} {r.bugs:>5} {r.clean:>6}  {r.split}")
+    for r in result.reports:
+        for stage, counts in r.dropped.items():
+            if counts:
+                reasons = ", ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+                lines.append(f"  {r.name} dropped at {stage}: {reasons}")
+        if r.labels:
+            lines.append(f"  {r.name} labels by tier: " + ", ".join(f"{k}={v}" for k, v in sorted(r.labels.items())))
+        if r.sizes.get("bug", {}).get("count") and r.sizes.get("clean", {}).get("count"):
+            b, c = r.sizes["bug"], r.sizes["clean"]
+            lines.append(
+                f"  {r.name} change size, median lines/files: bug {b['median_lines']}/{b['median_files']}, "
+                f"clean {c['median_lines']}/{c['median_files']}"
+            )
+        if r.reused_labels:
+            lines.append(f"  {r.name}: {r.reused_labels} fixes' labels reused from the cache")
+    for r in result.reports:
+        if r.shallow:
+            lines.append(
+                f"note: {r.name} is a shallow clone: blame stops at its oldest commits and drops what it "
+                "finds there (initial_import); run `git fetch --unshallow` in it to mine the whole history"
+            )
+    failed = sum(r.dropped["judge"].get("judge_failed", 0) for r in result.reports)
+    if failed:
+        lines.append(
+            f"note: the judge failed on {failed} candidates (an error, a timeout or an unreadable answer); "
+            "they were kept as if there were no judge, and their answers say so"
+        )
+    if result.young_clean_left_out and config is not None:
+        lines.append(
+            f"note: {result.young_clean_left_out} clean candidates were observed for less than "
+            f"{config.clean.wait_days} days and were left out; set clean.admit_young: true to keep them "
+            "with clean_confidence low, or lower clean.wait_days"
+        )
+    lines.append(f"wrote {result.fixtures} fixtures to {result.out}")
+    return "\n".join(lines)

@@ -1,0 +1,19 @@
+"""Everything that runs git or reads a repository's objects.
+
+- ``reader``: ``Repo``, a repository opened for reading (git commands and pygit2);
+- ``parse``: pure parsers of what git prints (log records, diffs, porcelain blame, quoted paths);
+- ``overlay``: the commit-graph miner writes outside a repository to make blame faster;
+- ``writer``: ``NewRepo``, a new repository miner creates (``miner materialize``);
+- ``env``: the configuration and environment every git command runs with.
+
+Outside this package only the blame anchors (``miner.stages.anchors``) open a repository's
+object store, through pygit2, to read trees quickly; nothing in miner writes to a mined repository.
+"""
+
+from __future__ import annotations
+
+from miner.git.parse import BlameHit, header_path, runs, squeeze, unquote
+from miner.git.reader import Repo
+from miner.git.writer import EMPTY_TREE, NewRepo
+
+__all__ = ["EMPTY_TREE", "BlameHit", "NewRepo", "Repo", "header_path", "runs", "squeeze", "unquote"]

@@ -1,0 +1,779 @@
+"""The repository reader: ``Repo``, a repository opened for reading, the only way miner reads the
+repository it mines.
+
+History is streamed from ``git log`` (measured several times faster than diffing through
+pygit2 or PyDriller); lines are blamed with ``git blame --porcelain -L`` ranges; objects are
+read in-process through pygit2. Nothing here writes to the repository: every git command is
+a read, ``GIT_OPTIONAL_LOCKS=0`` stops git from refreshing the index, and anything miner
+needs on disk (an ignore-revs list, a commit-graph overlay, fetched objects) goes to a directory
+of its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shutil
+import subprocess
+import tempfile
+import weakref
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import pygit2
+
+from miner.core.errors import (
+    EmptyRepositoryError,
+    MinerError,
+    MissingObjectError,
+    NotARepositoryError,
+    PromisorUnreachableError,
+    TransientGitError,
+    UnknownRevisionError,
+)
+from miner.core.records import CommitMeta, FileDiff, FileStat
+from miner.git.env import GIT_CONFIG, git_env
+from miner.git.parse import LOG_FORMAT, BlameHit, parse_blame, parse_commit, parse_diff, runs, squeeze
+
+# libgit2 keeps up to 256 MB of decoded objects per process by default, and maps pack files
+# in windows of up to 8 GB in all; miner reads each object about once, so small limits lose
+# nothing and keep every worker's memory small on large repositories.
+pygit2.settings.cache_max_size(32 * 1024 * 1024)
+pygit2.settings.mwindow_size = 16 * 1024 * 1024
+pygit2.settings.mwindow_mapped_limit = 64 * 1024 * 1024
+
+_MISSING = re.compile(r"unable to read|bad object|missing blob|is corrupt|could not read|could not fetch \S+ from promisor")
+
+
+def _commit_text(encoding: str | None) -> Callable[[bytes], str]:
+    """How to read a commit's message and names as ``git log`` shows them: from the encoding the
+    commit declares (``i18n.commitEncoding``), else UTF-8; bytes that do not fit become U+FFFD."""
+
+    def text(raw: bytes) -> str:
+        try:
+            return raw.decode(encoding or "utf-8")
+        except (LookupError, UnicodeDecodeError):
+            return raw.decode("utf-8", "replace")
+
+    return text
+
+
+class Repo:
+    """A repository opened for reading."""
+
+    def __init__(self, path: Path | str, exclude: Iterable[str] = (), overlay: str | None = None) -> None:
+        """Open ``path`` for reading.
+
+        ``exclude`` names paths whose history holds objects the repository lacks (see
+        ``paths_with_missing_objects``): history is read without them. ``overlay`` is a
+        directory made by ``miner.git.overlay.write_overlay``: git then reads a commit-graph kept there.
+        """
+        path = Path(path)
+        self.exclude = tuple(sorted(set(exclude)))
+        self.overlay = overlay
+        if not path.exists():
+            raise NotARepositoryError(f"{path} does not exist; give the path of a git repository")
+        try:
+            self._repo = pygit2.Repository(str(path))
+        except (pygit2.GitError, KeyError) as exc:
+            raise NotARepositoryError(f"{path} is not a git repository; give a directory that `git log` works in") from exc
+        top = Path(self._repo.workdir or self._repo.path).resolve()
+        if path.resolve() not in (top, Path(self._repo.path).resolve()):
+            # libgit2 looks upwards from a subdirectory; mining the whole repository under the
+            # subdirectory's name would surprise whoever asked for the subdirectory.
+            raise NotARepositoryError(
+                f"{path} is a directory inside the repository at {top}; miner mines whole repositories: give {top}"
+            )
+        if self._repo.is_empty:
+            raise EmptyRepositoryError(f"{path} has no commits yet; mine it once it has history")
+        self.path = path
+        self.top = top  # the work tree's top, or the git directory of a bare repository
+        self.git_dir = Path(self._repo.path)
+        self.shallow = self._repo.is_shallow
+        self._env = git_env()
+        # Per-instance caches (an lru_cache on a method would keep every Repo ever opened alive).
+        self._metas: OrderedDict[str, CommitMeta | None] = OrderedDict()
+        self._cosmetic: dict[str, bool] = {}
+        self._removed: dict[str, dict[str, tuple[str, ...]]] = {}
+        self.promisor = self._promisor_remote()
+        if overlay is None and self.promisor is not None:
+            # A partial clone fetches what it lacks the moment a command needs it, into its object
+            # store: git gets an object directory of miner's own to write those into instead.
+            overlay = tempfile.mkdtemp(prefix="miner-objects-")
+            weakref.finalize(self, shutil.rmtree, overlay, True)
+            self.overlay = overlay
+        if overlay and Path(overlay).is_dir():
+            self._env.update({"GIT_OBJECT_DIRECTORY": overlay, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")})
+            if (Path(overlay) / "pack").is_dir():
+                self._repo.odb.add_disk_alternate(overlay)  # objects fetched there, for libgit2's reads too
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _git(self, *args: str) -> list[str]:
+        return ["git", f"--git-dir={self.git_dir}", *GIT_CONFIG, *args]
+
+    def run(self, *args: str, stdin: bytes | None = None) -> bytes:
+        proc = subprocess.run(self._git(*args), input=stdin, capture_output=True, env=self._env)
+        if proc.returncode != 0:
+            self._fail(args[0], proc.stderr, proc.returncode)
+        return proc.stdout
+
+    def _fail(self, command: str, stderr: bytes, code: int = 1) -> None:
+        """Raise what a failed git command means. A missing object is a fact about the repository,
+        which the build may keep (a fix or path left out); it is only said when git names objects and
+        the repository indeed lacks them. Anything else, a git killed by a signal above all, is a
+        failure of this run, never kept: the next run asks again."""
+        if code < 0:
+            raise TransientGitError(f"git {command} was stopped by signal {-code} in {self.path}; run the build again to resume")
+        lines = stderr.decode("utf-8", "replace").strip().splitlines()
+        last = lines[-1] if lines else "no message"
+        if _MISSING.search(last):
+            named = re.findall(r"\b[0-9a-f]{40}\b", "\n".join(lines))
+            if named and any(not self.has_object(oid) for oid in named):
+                raise MissingObjectError(f"git {command} in {self.path}: {last}")
+            raise TransientGitError(
+                f"git {command} failed in {self.path}: {last} (yet the repository holds what it names); run the build again"
+            )
+        raise MinerError(f"git {command} failed in {self.path}: {last}")
+
+    def has_object(self, oid: str) -> bool:
+        """Whether the object store holds ``oid`` (asked of libgit2, which no signal can cut short)."""
+        try:
+            return oid in self._repo
+        except (ValueError, pygit2.GitError):
+            return False
+
+    def _pathspec(self) -> list[str]:
+        """``--`` and, when some paths are excluded, the pathspec that leaves them out."""
+        if not self.exclude:
+            return ["--"]
+        return ["--", ".", *(f":(exclude,literal){p}" for p in self.exclude)]
+
+    def _promisor_remote(self) -> str | None:
+        """The remote a partial clone (``git clone --filter``) gets the objects it lacks from, or None."""
+        config = self._repo.config
+        try:
+            named = config["extensions.partialclone"]
+        except (KeyError, pygit2.GitError):
+            named = None
+        if named:
+            return str(named)
+        for entry in config:
+            if entry.name.startswith("remote.") and entry.name.endswith(".promisor") and entry.value == "true":
+                return entry.name[len("remote.") : -len(".promisor")]
+        return None
+
+    def missing_objects(self, rev: str) -> list[str]:
+        """The objects the history of ``rev`` names that the repository (and miner's overlay) lacks:
+        listed, never fetched."""
+        listing = self.run("rev-list", "--objects", "--missing=print", rev).decode("utf-8", "replace")
+        return sorted({line[1:].strip() for line in listing.splitlines() if line.startswith("?")})
+
+    def fetch_objects(self, oids: list[str], objects: Path) -> None:
+        """Fetch ``oids`` from the promisor remote in one git process, into ``objects``: an object
+        directory of miner's own, with the repository's as an alternate. Nothing is written to the
+        repository: not its objects, not its refs, not FETCH_HEAD."""
+        assert self.promisor is not None
+        env = {
+            **self._env,
+            "GIT_OBJECT_DIRECTORY": str(objects),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects"),
+        }
+        proc = subprocess.run(
+            self._git(
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "-c",
+                "gc.auto=0",
+                "-c",
+                "maintenance.auto=false",
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+                self.promisor,
+            ),
+            input="\n".join(oids).encode() + b"\n",
+            capture_output=True,
+            env=env,
+        )
+        if proc.returncode < 0:
+            self._fail("fetch", proc.stderr, proc.returncode)
+        if proc.returncode != 0:
+            lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise PromisorUnreachableError(lines[-1] if lines else f"git fetch exited with {proc.returncode}")
+
+    def paths_with_missing_objects(self, rev: str) -> list[str]:
+        """Paths whose history at ``rev`` names blobs this repository does not have (a snapshot
+        without its largest files, a damaged store): reading their history would fail."""
+        missing = set(self.missing_objects(rev))
+        if not missing:
+            return []
+        paths: set[str] = set()
+        raw = self.run("log", "--raw", "--no-abbrev", "--no-renames", "-c", "--format=", rev)
+        for line in raw.decode("utf-8", "surrogateescape").splitlines():
+            meta, _, path = line.partition("\t")
+            if any(sha in missing for sha in meta.split()[2:-1]):
+                paths.add(path)
+        return sorted(paths)
+
+    def _stream(self, *args: str, stdin: bytes | None = None) -> Iterator[bytes]:
+        """Yield stdout in chunks; fail loudly if git fails."""
+        proc = subprocess.Popen(
+            self._git(*args),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self._env,
+        )
+        assert proc.stdout is not None
+        if stdin is not None:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        complete = False
+        try:
+            while chunk := proc.stdout.read(1 << 16):
+                yield chunk
+            complete = True
+        finally:
+            proc.stdout.close()
+            stderr = proc.stderr.read() if proc.stderr else b""
+            # A reader that stopped early makes git die of SIGPIPE: no failure. A git that died of a
+            # signal while its whole output was read (killed, not piped shut) cut it short: a failure.
+            if proc.wait() != 0 and (proc.returncode > 0 or complete):
+                self._fail(args[0], stderr, proc.returncode)
+
+    # -- revisions ----------------------------------------------------------------
+
+    def resolve(self, rev: str) -> str:
+        try:
+            obj = self._repo.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+            raise UnknownRevisionError(
+                f"unknown revision {rev!r} in {self.path}; give a branch, tag or commit that exists (see `git branch -a`)"
+            ) from exc
+        return str(commit.id)
+
+    def expand(self, prefix: str) -> str | None:
+        """The full SHA of a commit named by a prefix, or None when it names no commit."""
+        try:
+            obj = self._repo.revparse_single(prefix)
+            return str(obj.peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        if ancestor == descendant:
+            return True
+        return bool(self._repo.descendant_of(descendant, ancestor))
+
+    def _commit(self, sha: str) -> pygit2.Commit:
+        """The commit ``sha`` as libgit2 reads it (KeyError when the repository lacks it)."""
+        return self._repo[sha].peel(pygit2.Commit)
+
+    def committer_date(self, sha: str) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.commit_time(sha), tz=dt.timezone.utc)
+
+    def commit_time(self, sha: str) -> int:
+        return int(self._commit(sha).commit_time)
+
+    def root_commits(self, rev: str) -> list[str]:
+        out = self.run("rev-list", "--max-parents=0", rev)
+        return sorted(out.decode().split())
+
+    def was_mined_as(self, head: str, identity: str) -> bool:
+        """Whether this is the repository a build mined at ``head`` and named ``identity``."""
+        return self.expand(head) == head and identity in self.root_commits(head)
+
+    def identity(self, rev: str, known: str | None = None) -> str:
+        """What names this repository: the root its first-parent line from ``rev`` ends at. A
+        history merged in later adds roots beside it, never before it, so the name stays as the
+        repository grows. ``known``, a name an earlier build gave it, is kept while it is still
+        one of the roots (builds before 0.2.0 took the root that sorted first)."""
+        if known and known in self.root_commits(rev):
+            return known
+        return self.run("rev-list", "--first-parent", "--max-parents=0", rev).decode().split()[0]
+
+    # -- history ------------------------------------------------------------------
+
+    def commits(self, rev: str, since: str | None = None, exclude: Iterable[str] = ()) -> Iterator[CommitMeta]:
+        """Every non-merge commit reachable from ``rev`` (and not from ``exclude``), newest first,
+        with per-file line counts."""
+        args = ["log", "-z", "--no-merges", "--numstat", "-M", "--no-ext-diff", "--no-textconv", f"--format={LOG_FORMAT}"]
+        if since:
+            args.append(f"--since={since}")
+        args += [rev, *(f"^{sha}" for sha in exclude), *self._pathspec()]
+        buffer = b""
+        for chunk in self._stream(*args):
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\x01")
+            for record in complete:
+                if record:
+                    yield parse_commit(record)
+        if buffer:
+            yield parse_commit(buffer)
+
+    def later_commits(self, sha: str, head: str, paths: list[str], until: int) -> list[CommitMeta]:
+        """The non-merge commits after ``sha`` up to ``head`` that touched ``paths``, committed no later
+        than ``until`` (seconds since the epoch), oldest first."""
+        if not paths:
+            return []
+        args = [
+            "log",
+            "-z",
+            "--no-merges",
+            "--numstat",
+            "-M",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--reverse",
+            f"--format={LOG_FORMAT}",
+            f"--until={until}",
+            head,
+            f"^{sha}",
+            "--",
+            *(f":(literal){p}" for p in paths),
+        ]
+        return [parse_commit(record) for record in self.run(*args).split(b"\x01") if record]
+
+    def meta(self, sha: str) -> CommitMeta | None:
+        """One commit's record, as the walk gives it; None for a merge or unknown SHA.
+
+        The last few thousand are cached: blame keeps landing on the same commits, but a
+        worker that mines a large history must not keep every record it ever read.
+        """
+        if sha in self._metas:
+            self._metas.move_to_end(sha)
+            return self._metas[sha]
+        meta = self._metas[sha] = self._meta(sha)
+        if len(self._metas) > 4096:
+            self._metas.popitem(last=False)
+        return meta
+
+    def _meta(self, sha: str) -> CommitMeta | None:
+        try:
+            return self._meta_in_process(sha)
+        except (KeyError, pygit2.GitError):
+            # The diff needs a blob the repository lacks: ask git, leaving out the paths whose
+            # objects are missing, as the walk does.
+            out = self.run(
+                "show",
+                "-z",
+                "--numstat",
+                "-M",
+                "--no-ext-diff",
+                "--no-textconv",
+                f"--format={LOG_FORMAT}",
+                sha,
+                *self._pathspec(),
+            )
+            record = out.lstrip(b"\x01")
+            return parse_commit(record) if record else None
+
+    def _meta_in_process(self, sha: str) -> CommitMeta | None:
+        # In-process (libgit2): a worker looks up every candidate blame reaches, and a
+        # subprocess each cost more than the blame itself.
+        try:
+            commit = self._commit(sha)
+        except (KeyError, ValueError):
+            return None
+        if not isinstance(commit, pygit2.Commit) or len(commit.parent_ids) > 1:
+            return None
+        if commit.parents:
+            diff = self._repo.diff(commit.parents[0], commit)
+        else:
+            diff = commit.tree.diff_to_tree(swap=True)
+        diff.find_similar()
+        files: list[FileStat] = []
+        for patch in diff:
+            if patch is None:
+                continue
+            delta = patch.delta
+            _, added, removed = patch.line_stats
+            binary = bool(delta.is_binary)
+            renamed = delta.status == pygit2.enums.DeltaStatus.RENAMED
+            files.append(
+                FileStat(
+                    path=delta.new_file.path,
+                    old_path=delta.old_file.path if renamed else None,
+                    added=0 if binary else added,
+                    removed=0 if binary else removed,
+                    binary=binary,
+                )
+            )
+        author = commit.author
+        text = _commit_text(commit.message_encoding)
+        return CommitMeta(
+            sha=str(commit.id),
+            parents=tuple(str(p) for p in commit.parent_ids),
+            author_name=text(author.raw_name),
+            author_email=text(author.raw_email),
+            author_time=author.time,
+            committer_time=commit.committer.time,
+            message=text(commit.raw_message),
+            files=tuple(files),
+        )
+
+    def commit_patch_ids(self, shas: Iterable[str]) -> dict[str, str]:
+        """``git patch-id --stable`` of each commit: equal for cherry-picks and backports of one change."""
+        wanted = list(shas)
+        if not wanted:
+            return {}
+        # The patches stream from git log straight into git patch-id: on a large history they
+        # are hundreds of megabytes, which miner never needs to hold.
+        with tempfile.TemporaryFile() as revs:
+            revs.write("\n".join(wanted).encode() + b"\n")
+            revs.seek(0)
+            log = subprocess.Popen(
+                self._git(
+                    "log",
+                    "--no-walk=unsorted",
+                    "--stdin",
+                    "-p",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--format=commit %H",
+                    *self._pathspec(),
+                ),
+                stdin=revs,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+            )
+            proc = subprocess.run(["git", "patch-id", "--stable"], stdin=log.stdout, capture_output=True, env=git_env())
+            assert log.stdout is not None and log.stderr is not None
+            log.stdout.close()
+            error = log.stderr.read()
+            if log.wait() != 0:
+                self._fail("log", error)
+        ids: dict[str, str] = {}
+        for line in proc.stdout.decode().splitlines():
+            patch_id, commit = line.split()
+            ids[commit] = patch_id
+        return ids
+
+    def diffs(self, shas: Iterable[str]) -> Iterator[tuple[str, list[FileDiff]]]:
+        """The line-level diff of each commit against its first parent, in the order given."""
+        wanted = list(shas)
+        if not wanted:
+            return
+        args = [
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "-p",
+            "-U1",
+            "-M",
+            "--first-parent",
+            "-m",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--format=%x01%H",
+            *self._pathspec(),
+        ]
+        lines: list[bytes] = []
+        current: str | None = None
+        pending = b""
+        for chunk in self._stream(*args, stdin="\n".join(wanted).encode() + b"\n"):
+            pending += chunk
+            *ready, pending = pending.split(b"\n")
+            for line in ready:
+                if line.startswith(b"\x01") and len(line) == 41:
+                    if current is not None:
+                        yield current, parse_diff(lines)
+                    current, lines = line[1:].decode(), []
+                else:
+                    lines.append(line)
+        if pending:
+            lines.append(pending)
+        if current is not None:
+            yield current, parse_diff(lines)
+
+    # -- blame --------------------------------------------------------------------
+
+    def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
+        """Blame the given lines of ``path`` as of ``rev``."""
+        return self._blame(rev, path, lines, ignore)[0]
+
+    def blame_from(
+        self, base: str | None, rev: str, path: str, lines: Iterable[int] | None, ignore: Iterable[str] = ()
+    ) -> tuple[list[BlameHit], set[str]]:
+        """Blame ``path`` at ``rev`` (the given lines, or the whole file) only as far back as ``base``
+        (with None, all the way).
+
+        Lines older than ``base`` stop at a boundary commit (``base`` itself, or an ancestor of it
+        reached through a side branch), with their line number there; the second value holds the
+        boundary commits. Everything newer is blamed exactly as a full blame would.
+        """
+        return self._blame(f"{base}..{rev}" if base else rev, path, lines, ignore)
+
+    def _blame(
+        self, spec: str, path: str, lines: Iterable[int] | None, ignore: Iterable[str] = ()
+    ) -> tuple[list[BlameHit], set[str]]:
+        args = ["blame", "--porcelain"]
+        for sha in sorted(set(ignore)):
+            args += ["--ignore-rev", sha]
+        if lines is not None:
+            wanted = sorted(set(lines))
+            if not wanted:
+                return [], set()
+            for start, end in runs(wanted):
+                args += ["-L", f"{start},{end}"]
+        boundary: set[str] = set()
+        return parse_blame(self.run(*args, spec, "--", path), boundary), boundary
+
+    def first_parent_touching(self, head: str, path: str) -> list[str]:
+        """The first-parent commits up to ``head`` that changed ``path``, oldest first."""
+        out = self.run("log", "--first-parent", "--no-renames", "--format=%H", head, "--", path)
+        return out.decode().split()[::-1]
+
+    def is_cosmetic(self, sha: str) -> bool:
+        """True when the commit changes only whitespace (a reformat): blame looks through it. Cached."""
+        if sha not in self._cosmetic:
+            self._cosmetic[sha] = self._is_cosmetic(sha)
+        return self._cosmetic[sha]
+
+    def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]:
+        """Of ``lines`` of ``path`` as commit ``sha`` left them, those it added in a run of new lines
+        that replaced nothing (a pure insertion, or a new file): code it wrote from scratch.
+
+        In-process (libgit2, zero context, git's indent heuristic): no subprocess per candidate.
+        """
+        wanted = set(lines)
+        commit = self._commit(sha)
+        if not commit.parents or not wanted:
+            return wanted
+        diff = self._repo.diff(
+            commit.parents[0], commit, context_lines=0, interhunk_lines=0, flags=pygit2.enums.DiffOption.INDENT_HEURISTIC
+        )
+        if not any(d.new_file.path == path and d.status != pygit2.enums.DeltaStatus.ADDED for d in diff.deltas):
+            diff.find_similar()  # the path may be a rename target: pair it with its old name
+        for i, delta in enumerate(diff.deltas):
+            if delta.new_file.path != path:
+                continue
+            if delta.status == pygit2.enums.DeltaStatus.ADDED:
+                return wanted
+            patch = diff[i]
+            if patch is None:
+                return set()
+            return {n for h in patch.hunks if h.old_lines == 0 for n in range(h.new_start, h.new_start + h.new_lines)} & wanted
+        return set()
+
+    def removed_lines(self, sha: str) -> dict[str, tuple[str, ...]]:
+        """The lines a commit removed or replaced, by the path the commit left (in-process, cached)."""
+        if sha not in self._removed:
+            commit = self._commit(sha)
+            found: dict[str, list[str]] = {}
+            if commit.parents:
+                diff = self._repo.diff(commit.parents[0], commit, context_lines=0, interhunk_lines=0)
+                diff.find_similar()
+                for patch in diff:
+                    if patch is None or patch.delta.is_binary:
+                        continue
+                    lines = found.setdefault(patch.delta.new_file.path, [])
+                    for hunk in patch.hunks:
+                        lines += [line.content.rstrip("\r\n") for line in hunk.lines if line.origin == "-"]
+            if len(self._removed) > 512:
+                self._removed.clear()
+            self._removed[sha] = {path: tuple(lines) for path, lines in found.items()}
+        return self._removed[sha]
+
+    def removed_text(self, sha: str) -> frozenset[str]:
+        """The lines a commit removed or replaced, in every file, each with its whitespace taken out:
+        to tell a line the commit moved or re-indented from one it wrote."""
+        return frozenset(squeeze(line) for lines in self.removed_lines(sha).values() for line in lines) - {""}
+
+    def occurrences(self, revs: Iterable[str], words: Iterable[str]) -> dict[str, Counter[str]]:
+        """How often each of ``words`` (identifiers) occurs as a word in each revision's tree, in
+        every text file (one ``git grep`` over all of them)."""
+        revs, words = sorted(set(revs)), sorted(set(words))
+        found: dict[str, Counter[str]] = {rev: Counter() for rev in revs}
+        if not revs or not words:
+            return found
+        args = ["grep", "-I", "-o", "-w", "-F", "--no-color"]
+        for word in words:
+            args += ["-e", word]
+        proc = subprocess.run(self._git(*args, *revs, *self._pathspec()), capture_output=True, env=self._env)
+        if proc.returncode not in (0, 1):  # 1: nothing matched
+            self._fail("grep", proc.stderr)
+        for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+            rev, _, rest = line.partition(":")
+            word = rest.rsplit(":", 1)[-1]
+            if rev in found:
+                found[rev][word] += 1
+        return found
+
+    def same_lines(self, new: str, old: str, path: str, lines: Iterable[int]) -> dict[int, int]:
+        """Of ``lines`` of ``path`` at commit ``new``, those unchanged since commit ``old``, with
+        their line numbers there (in-process: a zero-context diff of the two versions)."""
+        before, after = self.blob(old, path), self.blob(new, path)
+        if before is None or after is None:
+            return {}
+        hunks = [(h.old_lines, h.new_start, h.new_lines) for h in pygit2.Patch.create_from(before, after, context_lines=0).hunks]
+        found: dict[int, int] = {}
+        for line in sorted(set(lines)):
+            shift = 0
+            for old_lines, start, new_lines in hunks:
+                if new_lines and start <= line < start + new_lines:
+                    break  # changed between the two
+                if (start + new_lines if new_lines else start + 1) > line:
+                    found[line] = line - shift  # every hunk from here on comes after the line
+                    break
+                shift += new_lines - old_lines
+            else:
+                found[line] = line - shift
+        return found
+
+    def _is_cosmetic(self, sha: str) -> bool:
+        try:
+            return self._is_cosmetic_unguarded(sha)
+        except (KeyError, pygit2.GitError):  # an object the repository lacks: not a reformat we can prove
+            return False
+
+    def _is_cosmetic_unguarded(self, sha: str) -> bool:
+        commit = self._commit(sha)
+        if len(commit.parent_ids) != 1:
+            return False
+        flags = pygit2.enums.DiffOption.IGNORE_WHITESPACE | pygit2.enums.DiffOption.IGNORE_BLANK_LINES
+        diff = self._repo.diff(commit.parents[0], commit, flags=flags)
+        seen = False
+        for patch in diff:
+            if patch is None or patch.delta.status != pygit2.enums.DeltaStatus.MODIFIED or patch.delta.is_binary:
+                return False
+            _, added, removed = patch.line_stats
+            if added or removed:
+                return False
+            seen = True
+        return seen
+
+    def authorship(self, head: str, path: str) -> dict[str, int] | None:
+        """Commit -> how many lines of ``path`` at ``head`` blame gives it; None if the path is gone.
+
+        Whole-file blame, on purpose: reverse blame (``--reverse``) is faster but pairs lines
+        differently across merges and moved lines, and then disagrees with blame itself.
+        """
+        if self.blob(head, path) is None:
+            return None
+        counts: dict[str, int] = {}
+        for hit in parse_blame(self.run("blame", "--porcelain", head, "--", path)):
+            counts[hit.sha] = counts.get(hit.sha, 0) + 1
+        return counts
+
+    # -- objects ------------------------------------------------------------------
+
+    def blob(self, sha: str, path: str) -> bytes | None:
+        commit = self._commit(sha)
+        try:
+            entry = commit.tree[path]
+        except KeyError:
+            return None
+        try:
+            obj = self._repo[entry.id]
+        except KeyError as exc:  # a partial or damaged clone: the tree names a blob that is absent
+            raise MissingObjectError(f"{path} at {sha[:12]}: blob {entry.id} is missing from the repository") from exc
+        if not isinstance(obj, pygit2.Blob):
+            return None
+        return bytes(obj.data)
+
+    def first_parent(self, sha: str) -> str | None:
+        parents = self._commit(sha).parent_ids
+        return str(parents[0]) if parents else None
+
+    def patch(self, base: str | None, head: str) -> bytes:
+        """The unified diff of ``head`` against ``base`` (or the empty tree), as git prints it."""
+        args = ["diff-tree", "-p", "-M", "-U3", "--no-ext-diff", "--no-textconv", "--full-index", "--format="]
+        if base is None:
+            args += ["--root", head]
+        else:
+            args += [base, head]
+        args += self._pathspec()
+        return self.run(*args)
+
+    def changes(self, base: str | None, head: str) -> list[tuple[str, str | None, str | None]]:
+        """(status letter, old path, new path) for each file that differs."""
+        args = ["diff-tree", "-r", "-z", "-M", "--no-ext-diff", "--format="]
+        args += (["--root", head] if base is None else [base, head]) + self._pathspec()
+        fields = self.run(*args).split(b"\x00")
+        out: list[tuple[str, str | None, str | None]] = []
+        i = 0
+        while i < len(fields) - 1:
+            meta = fields[i]
+            if not meta.startswith(b":"):
+                i += 1
+                continue
+            status = meta.split()[-1].decode()[0]
+            if status in "RC":
+                out.append(
+                    (status, fields[i + 1].decode("utf-8", "surrogateescape"), fields[i + 2].decode("utf-8", "surrogateescape"))
+                )
+                i += 3
+            else:
+                path = fields[i + 1].decode("utf-8", "surrogateescape")
+                out.append((status, None if status == "A" else path, None if status == "D" else path))
+                i += 2
+        return out
+
+    # -- what audit and materialize read ----------------------------------------------
+
+    def all_commits(self) -> list[str]:
+        """Every commit reachable from any ref, sorted (so a SHA prefix can be found by bisection)."""
+        return sorted(self.run("rev-list", "--all").decode().split())
+
+    def ancestors(self, sha: str) -> set[str]:
+        """``sha`` and every commit reachable from it."""
+        return set(self.run("rev-list", sha).decode().split())
+
+    def tree_of(self, sha: str) -> str:
+        return str(self._commit(sha).peel(pygit2.Tree).id)
+
+    def entry(self, sha: str, path: str) -> tuple[int, str] | None:
+        """(file mode, object id) of ``path`` in commit ``sha``, or None when it is absent."""
+        try:
+            entry = self._commit(sha).peel(pygit2.Tree)[path]
+        except KeyError:
+            return None
+        return int(entry.filemode), str(entry.id)
+
+    def object_data(self, oid: str) -> bytes:
+        try:
+            return bytes(self._repo[oid].read_raw())
+        except KeyError as exc:
+            raise MissingObjectError(f"object {oid} is missing from {self.path}; it cannot be copied") from exc
+
+    def refs(self) -> dict[str, str]:
+        out = self.run("for-each-ref", "--format=%(refname) %(objectname)").decode()
+        return dict(_pair(line) for line in out.splitlines() if line)
+
+    def objects(self) -> dict[str, str]:
+        """Every object in the store, reachable or not: id -> type."""
+        out = self.run("cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)").decode()
+        return dict(_pair(line) for line in out.splitlines() if line)
+
+    def reachable(self) -> set[str]:
+        """Every object reachable from a ref or HEAD."""
+        out = self.run("rev-list", "--objects", "--all").decode()
+        return {line.split(" ", 1)[0] for line in out.splitlines() if line}
+
+    def fsck(self, strict: bool = True) -> list[str]:
+        """The problems ``git fsck`` reports (an empty list when the store is sound)."""
+        args = ["fsck", "--full", "--no-progress", "--no-dangling", *(["--strict"] if strict else [])]
+        proc = subprocess.run(self._git(*args), capture_output=True, env=git_env())
+        if proc.returncode == 0:
+            return []
+        lines = (proc.stderr + proc.stdout).decode("utf-8", "replace").strip().splitlines()
+        return [line for line in lines if not line.startswith("warning")] or [f"exit {proc.returncode}"]
+
+    def objects_of(self, rev: str) -> set[str]:
+        """Every object reachable from ``rev``."""
+        return {line.split(" ", 1)[0] for line in self.run("rev-list", "--objects", rev).decode().splitlines() if line}
+
+
+def _pair(line: str) -> tuple[str, str]:
+    key, _, value = line.partition(" ")
+    return key, value

@@ -1,0 +1,397 @@
+"""Stage 3: pick clean commits: changes that nothing later fixed or reverted.
+
+A candidate must look like a pull request a reviewer could be handed: source code changed (not
+only tests, docs, examples, configuration, vendored or generated files), code added (not a
+deletion alone), not a merge, the initial import, a bot's, a revert, a fix or a release, not too
+large; and once sampled, not a change of layout, comments, type annotations or message text alone,
+not a submodule or version bump, not a complete rename, not under ``clean.min_code_lines`` lines of
+code (``unreviewable``). Vendored trees count as vendored wherever they lie
+(``classify.vendored_trees``). It must not be blamed or named by any fix at any tier, and no later
+commit within the waiting window may have rewritten or removed the lines it added in a commit that
+reads as a correction (``corrected_by``), in any kind of file, tests and CI included. It must have
+been observed for the waiting window: a change younger than that may hold a bug nobody has found
+yet. The sample is seeded: the same seed, repository and config always pick the same commits.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from miner.core.classify import has_fix_word, has_generated_marker, is_bot, path_kind, plain_subject, reverted_shas
+from miner.core.config import Config
+from miner.core.errors import MissingObjectError
+from miner.core.lexer import code_lines, code_tokens
+from miner.core.records import CleanPick, CommitMeta, FileDiff
+from miner.git import BlameHit, Repo
+from miner.stages.vet import Sides, neutral, sides_reader
+
+
+class FixTouches:
+    """When fix commits touched each directory (or file), to ask: did a fix follow this change there?
+
+    Blame misses the fixes whose defect lines the fix did not rewrite (the defect came from a
+    change elsewhere, often a neighbouring file, or the fix only added lines), so a change that
+    a fix followed soon, in the same directory, is not trusted as clean. Measured with trailers
+    hidden, before any blame evidence: the share of candidates that a `Fixes:` trailer names
+    fell from 6.2% to 0.6% on rdma-core (1.8% matching files only) with a 365-day window.
+    """
+
+    def __init__(self, fixes: Iterable[CommitMeta], scope: str = "directory") -> None:
+        self._key = (lambda p: p.rsplit("/", 1)[0] if "/" in p else "") if scope == "directory" else (lambda p: p)
+        times: dict[str, list[int]] = {}
+        for fix in fixes:
+            for f in fix.files:
+                for path in {f.path, f.old_path} - {None}:
+                    times.setdefault(self._key(path), []).append(fix.committer_time)
+        self._times = {key: sorted(ts) for key, ts in times.items()}
+
+    def soon_after(self, meta: CommitMeta, paths: Iterable[str], days: int) -> bool:
+        start, end = meta.committer_time, meta.committer_time + days * 86400
+        for key in {self._key(p) for p in paths}:
+            times = self._times.get(key, ())
+            i = bisect.bisect_right(times, start)
+            if i < len(times) and times[i] <= end:
+                return True
+        return False
+
+
+def why_not_clean(
+    meta: CommitMeta, config: Config, mined_at: int, blamed: set[str], fixes: set[str], touches: FixTouches | None = None
+) -> str | None:
+    """The first reason a commit cannot be a clean fixture, or None. Cheap checks only."""
+    if not meta.parents:
+        return "initial_import"
+    if is_bot(meta, config):
+        return "bot_author"
+    if meta.sha in fixes:
+        return "is_fix"
+    if reverted_shas(meta.message, config.fixes):  # a revert that is not a fix: a re-land
+        return "is_revert"
+    if meta.sha in blamed:
+        return "blamed_by_fix"
+    subject = plain_subject(meta.message)
+    if any(re.search(p, subject, re.I) for p in config.clean.release_subjects):
+        return "release_commit"
+    source = [f for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
+    if not source:
+        return "no_source_change"
+    if not any(f.added for f in source):
+        return "deletion_only"
+    if meta.changed_lines > config.clean.max_changed_lines:
+        return "too_large"
+    if not meta.paths_are_utf8:
+        return "non_utf8_path"
+    if (mined_at - meta.committer_time) < config.clean.wait_days * 86400 and not config.clean.admit_young:
+        return "too_young"
+    if (
+        touches is not None
+        and config.clean.fix_window_days
+        and touches.soon_after(meta, source_paths(meta, config), config.clean.fix_window_days)
+    ):
+        return "fix_followed_nearby"
+    return None
+
+
+def confidence(observed_days: int, survival: float | None, config: Config) -> Literal["high", "medium", "low"]:
+    """How far a clean fixture is trusted: ``low`` when it was observed for less than the waiting
+    window (kept with ``clean.admit_young``), ``medium`` when less than ``clean.min_survival`` of its
+    added lines still stand at the mined commit, ``high`` otherwise."""
+    if observed_days < config.clean.wait_days:
+        return "low"
+    if survival is not None and survival < config.clean.min_survival:
+        return "medium"
+    return "high"
+
+
+def sample_order(sha: str, seed: int) -> str:
+    return hashlib.sha256(f"{seed}:{sha}".encode()).hexdigest()
+
+
+def wanted(bugs: int, config: Config) -> int:
+    return min(config.clean.max_count, max(config.clean.min_count, math.ceil(bugs * config.clean.ratio)))
+
+
+def source_paths(meta: CommitMeta, config: Config) -> list[str]:
+    return [f.path for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
+
+
+_VERSION = re.compile(r"version|\b\d+\.\d+(\.\d+)+\b", re.I)
+_NUMBERS = re.compile(r"\b[0-9a-f]{7,}\b|\d+")  # numbers, and hashes as a release's checksums hold them
+
+
+def unreviewable(
+    diffs: list[FileDiff], sides: Sides, config: Config, still_used: Callable[[set[str]], bool] = lambda names: True
+) -> str | None:
+    """Why a change, read whole, gives a reviewer nothing to review, or None: its source files are
+    only submodules, or changed only in layout, comments, type annotations or message text (the
+    lexer, or Python's syntax tree, decides), or by renaming a name everywhere it occurs (``still_used``
+    says whether old names are left anywhere in the tree: a rename that missed a caller breaks it); its changed
+    lines only bump versions, numbers or checksums (a release, a copyright or golden-file year);
+    or it changes fewer than ``clean.min_code_lines`` lines of code."""
+    source = [d for d in diffs if path_kind(d.new_path or d.old_path or "", config.paths) == "source" and not d.binary]
+    real = [d for d in source if not d.link]
+    if not real:
+        return "submodule_only" if source else "no_source_change"
+    how = neutral(real, sides, config)
+    if how:
+        return f"{how}_only"
+    changed = [
+        d for d in diffs if not d.binary and not d.link and path_kind(d.new_path or d.old_path or "", config.paths) != "docs"
+    ]
+    removed = sorted(_NUMBERS.sub("0", t) for d in changed for _, t in d.removed if t.strip())
+    added = sorted(_NUMBERS.sub("0", t) for d in changed for _, t in d.added if t.strip())
+    lines = [t for d in changed for _, t in (*d.added, *d.removed) if t.strip()]
+    if lines and (removed == added or all(_VERSION.search(t) for t in lines)):
+        return "bump_only"
+    sized = [(d, *sides(d)) for d in real]
+    renames = [_renamed(d.new_path or "", before, after) for d, before, after in sized]
+    if all(r is not None for r in renames) and not still_used(set().union(*renames)):  # type: ignore[arg-type]
+        return "rename_only"
+    if sum(_code_changed(d, before, after) for d, before, after in sized) < config.clean.min_code_lines:
+        return "too_small"
+    return None
+
+
+def _code_changed(diff: FileDiff, before: bytes | None, after: bytes | None) -> int:
+    """How many of a file's added and removed lines hold code (not comments, not blank)."""
+    count = 0
+    for data, path, lines in ((before, diff.old_path, diff.removed), (after, diff.new_path, diff.added)):
+        if data is not None and path and lines:
+            code = code_lines(path, data.decode("utf-8", "replace"))
+            count += sum(1 for n, _ in lines if n in code)
+    return count
+
+
+def _renamed(path: str, before: bytes | None, after: bytes | None) -> set[str] | None:
+    """The old names, when a file changed only by renaming one or two names wherever they occur in
+    it (a spelling fix of an identifier, "Extention" to "Extension"): the same tokens, but for a
+    consistent substitution of words. None when it changed otherwise."""
+    if before is None or after is None:
+        return None
+    old = code_tokens(path, before.decode("utf-8", "replace"))
+    new = code_tokens(path, after.decode("utf-8", "replace"))
+    if old is None or new is None or len(old) != len(new) or old == new:
+        return None
+    pairs = {(a, b) for a, b in zip(old, new) if a != b}
+    names = dict(pairs)
+    if (
+        len(pairs) <= 2
+        and len(names) == len(pairs)
+        and len(set(names.values())) == len(pairs)
+        and all(_WORD.fullmatch(a) and _WORD.fullmatch(b) for a, b in pairs)
+        and not set(names) & set(new)
+    ):
+        return set(names)
+    return None
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class Later(Protocol):
+    """What ``corrected_by`` reads of the history after a change."""
+
+    def later_commits(self, sha: str, head: str, paths: list[str], until: int) -> list[CommitMeta]: ...
+    def diffs(self, shas: Iterable[str]) -> Iterator[tuple[str, list[FileDiff]]]: ...
+    def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]: ...
+
+
+def reads_as_correction(meta: CommitMeta, config: Config, fixes: AbstractSet[str]) -> bool:
+    """A later commit that says it repairs something: a fix by the walk's rules, a revert, or
+    words of correction (``clean.corrections``: "correct", "broken", "bump year", ...)."""
+    if meta.sha in fixes or reverted_shas(meta.message, config.fixes):
+        return True
+    if has_fix_word(meta.message, config.fixes):
+        return True
+    return any(re.search(p, meta.message, re.I) for p in config.clean.corrections)
+
+
+def corrected_by(
+    meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config, fixes: AbstractSet[str]
+) -> str | None:
+    """The first later commit, within the waiting window, that reads as a correction and rewrote
+    or removed a line this change added, in any kind of file (code, tests, examples, CI, scripts);
+    None when there is none. Blame at that commit's parent says whose lines it changed."""
+    paths = sorted({d.new_path for d in diffs if d.new_path and d.added and not d.binary and not d.link})
+    if not paths or not meta.parents:
+        return None
+    until = meta.committer_time + config.clean.wait_days * 86400
+    later = {
+        m.sha: m
+        for m in history.later_commits(meta.sha, head, paths, until)
+        if reads_as_correction(m, config, fixes) and m.parents
+    }
+    for sha, found in history.diffs(sorted(later, key=lambda s: (later[s].committer_time, s))):
+        for diff in found:
+            if diff.old_path is None or diff.binary or diff.link or not diff.removed:
+                continue
+            hits = history.blame(later[sha].parents[0], diff.old_path, [n for n, _ in diff.removed])
+            if any(hit.sha == meta.sha for hit in hits):
+                return sha
+    return None
+
+
+Stratum = tuple[str, str, str]
+_SIZES = ((5, "1-5"), (20, "6-20"), (50, "21-50"), (200, "51-200"), (10**9, "201+"))
+
+
+def stratum(meta: CommitMeta, config: Config) -> Stratum:
+    """(changed lines, files touched, language) buckets: what a reviewer would notice of a change's shape."""
+    lines = meta.changed_lines
+    size = next(label for bound, label in _SIZES if lines <= bound)
+    files = len(meta.files)
+    spread = "1" if files <= 1 else "2-3" if files <= 3 else "4+"
+    counts: Counter[str] = Counter()
+    for f in meta.files:
+        if path_kind(f.path, config.paths) == "source":
+            counts[f.path.rsplit(".", 1)[-1].lower() if "." in f.path.rsplit("/", 1)[-1] else "(none)"] += f.added + f.removed + 1
+    language = min(counts, key=lambda k: (-counts[k], k)) if counts else "(none)"
+    return size, spread, language
+
+
+def allocate(targets: Counter[Stratum], count: int) -> dict[Stratum, int]:
+    """Split ``count`` over strata in proportion to ``targets`` (largest remainder; ties to the larger stratum)."""
+    total = sum(targets.values())
+    if not total or not count:
+        return {}
+    exact = {s: count * n / total for s, n in targets.items()}
+    quotas = {s: math.floor(q) for s, q in exact.items()}
+    left = count - sum(quotas.values())
+    for s in sorted(exact, key=lambda s: (-(exact[s] - quotas[s]), -targets[s], s))[:left]:
+        quotas[s] += 1
+    return quotas
+
+
+def refusal(repo: Repo, head: str, config: Config, fixes: AbstractSet[str], meta: CommitMeta) -> str | None:
+    """The checks that read git, for a candidate the sample reaches: why it is refused (a reformat,
+    generated code, nothing to review, corrected later), or None."""
+    if repo.is_cosmetic(meta.sha):
+        return "whitespace_only"
+    if all(_generated(repo, meta.sha, path, config) for path in source_paths(meta, config)):
+        return "generated_only"
+    try:
+        ((_, diffs),) = list(repo.diffs([meta.sha]))
+        reason = unreviewable(
+            diffs,
+            sides_reader(repo.blob, meta.parents[0], meta.sha),
+            config,
+            lambda names: any(repo.occurrences([meta.sha], names)[meta.sha].values()),
+        )
+        if reason:
+            return reason
+        return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
+    except MissingObjectError:
+        return "clean_missing_object"
+
+
+def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
+    try:
+        return has_generated_marker(repo.blob(sha, path) or b"", config.paths)
+    except MissingObjectError:
+        return False
+
+
+@runtime_checkable
+class Planned(Protocol):
+    """A check told in advance the order it will be asked in, so it can work ahead (miner.runner.engine.Lookahead)."""
+
+    def __call__(self, meta: CommitMeta) -> str | None: ...
+
+    def plan(self, order: list[CommitMeta]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the rest of the build knows that decides whether a commit may be clean: when the
+    repository was mined (its head's committer time), the commits blame reached from fixes, the
+    fixes, and which fixes touched which paths when."""
+
+    mined_at: int
+    blamed: set[str]
+    fixes: set[str]
+    touches: FixTouches | None = None
+
+
+@dataclass(frozen=True)
+class Quota:
+    """How many clean commits to pick, and the strata of the bug fixtures they should look like."""
+
+    count: int
+    match: Sequence[Stratum] = ()
+
+
+def pick_clean(
+    commits: Iterable[CommitMeta],
+    quota: Quota,
+    config: Config,
+    known: Known,
+    check: Callable[[CommitMeta], str | None],
+    dropped: Counter[str],
+) -> list[CleanPick]:
+    """A seeded sample of ``quota.count`` clean commits; counts every refused candidate by reason.
+
+    With ``quota.match`` (the strata of the repository's bug fixtures) the sample is stratified:
+    each stratum gets its share of ``count``, drawn in seeded order, so clean changes look
+    like bug changes in size, spread and language; strata with too few candidates are
+    filled from the rest in seeded order. ``check`` holds the checks that need git (a
+    whitespace-only or generated change, ``unreviewable``, ``corrected_by``): it runs only on
+    the commits the sample reaches and gives the reason one is refused.
+    """
+    count, match, mined_at = quota.count, quota.match, known.mined_at
+    eligible: list[CommitMeta] = []
+    for meta in commits:
+        reason = why_not_clean(meta, config, mined_at, known.blamed, known.fixes, known.touches)
+        if reason:
+            dropped[reason] += 1
+        else:
+            eligible.append(meta)
+    eligible.sort(key=lambda m: sample_order(m.sha, config.seed))
+    groups: dict[Stratum, list[CommitMeta]] = {}
+    for meta in eligible:
+        groups.setdefault(stratum(meta, config), []).append(meta)
+    quotas = sorted(allocate(Counter(match), count).items())
+    if isinstance(check, Planned):  # the order candidates are asked in; a group stops early at its quota
+        check.plan([meta for group, _ in quotas for meta in groups.get(group, [])] + eligible)
+    taken: set[str] = set()
+    refused: set[str] = set()
+    picks: list[CleanPick] = []
+
+    def accept(meta: CommitMeta) -> bool:
+        if meta.sha in taken or meta.sha in refused:
+            return False
+        reason = check(meta)
+        if reason:
+            dropped[reason] += 1
+        else:
+            taken.add(meta.sha)
+            picks.append(
+                CleanPick(
+                    sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400, stratum="/".join(stratum(meta, config))
+                )
+            )
+            return True
+        refused.add(meta.sha)
+        return False
+
+    for group, share in quotas:
+        got = 0
+        for meta in groups.get(group, []):
+            if got >= share:
+                break
+            got += accept(meta)
+    for meta in eligible:  # fill what the strata could not, in seeded order
+        if len(picks) >= count:
+            break
+        accept(meta)
+    left = len(eligible) - len(taken) - len(refused)
+    if left:
+        dropped["not_sampled"] += left
+    return sorted(picks, key=lambda p: sample_order(p.sha, config.seed))

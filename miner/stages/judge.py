@@ -1,0 +1,152 @@
+"""An optional judge: a team's own reader (a model, a script, a person) asked about each candidate.
+
+``miner build --judge CMD`` runs CMD once per candidate with a JSON packet on stdin and reads the
+rubric's answers (``ADJUDICATION.md``) as a JSON object on stdout:
+
+- a bug candidate is asked once per (change, fix) pair. The packet holds the change's message and
+  diff, the lines the answer marks (with their text) and the fix's message and diff; the judge
+  answers ``fix_is_bugfix``, ``defect_in_change`` and ``lines_right``. A pair is kept when the fix is
+  a bug fix (``yes``), the change introduced the defect, and the lines are right at least in part;
+  a fixture is kept while one of its pairs is;
+- a clean candidate's packet holds the change's message and diff, and the judge answers
+  ``plausible_pr``, ``later_fixed`` and ``real_defect``: it is kept when it is a plausible pull
+  request, never fixed, with no real defect.
+
+Each verdict is kept in the answer (never in the visible part). A judge that fails (a non-zero
+exit, a timeout, output that is not such an object) refuses nothing: the candidate is kept, its
+verdict says ``error``, and the build reports how many failed. Verdicts are cached in the output by
+a digest of the command and the packet, so a rebuild asks only about what is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import subprocess
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from miner.core.errors import MinerError
+from miner.core.records import Verdict
+
+PACKET_VERSION = 1
+
+
+def refusal(verdict: Verdict) -> str | None:
+    """Why a verdict refuses its candidate (``judge_<what>``), or None when it keeps it."""
+    if verdict.status != "ok":
+        return None
+    if verdict.fix is not None:  # a bug pair
+        if verdict.fix_is_bugfix != "yes":
+            return "judge_not_bugfix"
+        if verdict.defect_in_change != "introduced":
+            return "judge_not_introduced"
+        if verdict.lines_right not in ("yes", "partly"):
+            return "judge_lines_wrong"
+        return None
+    if verdict.plausible_pr != "yes":
+        return "judge_not_plausible"
+    if verdict.later_fixed != "no":
+        return "judge_later_fixed"
+    if verdict.real_defect != "no":
+        return "judge_real_defect"
+    return None
+
+
+_FIELDS = {"bug": ("fix_is_bugfix", "defect_in_change", "lines_right"), "clean": ("plausible_pr", "later_fixed", "real_defect")}
+
+
+class Judge:
+    """Runs the judge's command; remembers verdicts by a digest of the command and the packet."""
+
+    def __init__(self, command: str, timeout: float, known: dict[str, Verdict] | None = None) -> None:
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as exc:
+            raise MinerError(f"--judge {command!r} is not a command line ({exc}); quote it as a shell would") from exc
+        if not self.argv:
+            raise MinerError("--judge needs a command, e.g. --judge 'python judge.py'")
+        self.command = command
+        self.timeout = timeout
+        self.known: dict[str, Verdict] = dict(known or {})
+        self.new: dict[str, Verdict] = {}
+
+    def key(self, packet: dict[str, object]) -> str:
+        text = json.dumps({"command": self.command, "packet": packet}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def ask(self, packet: dict[str, object], fix: str | None = None) -> Verdict:
+        key = self.key(packet)
+        if key in self.known:
+            return self.known[key]
+        verdict = self._run(packet, fix)
+        if verdict.status == "ok":  # a failure is the run's, not an answer: asked again next time
+            self.known[key] = self.new[key] = verdict
+        return verdict
+
+    def _run(self, packet: dict[str, object], fix: str | None) -> Verdict:
+        kind = str(packet["kind"])
+        try:
+            proc = subprocess.run(self.argv, input=json.dumps(packet).encode(), capture_output=True, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return Verdict(status="error", error=f"timed out after {self.timeout:g} s", fix=fix)
+        except OSError as exc:
+            return Verdict(status="error", error=f"could not run: {exc.strerror}", fix=fix)
+        if proc.returncode != 0:
+            last = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            return Verdict(status="error", error=f"exit {proc.returncode}: {last[-1] if last else 'no message'}", fix=fix)
+        try:
+            answer = json.loads(proc.stdout)
+            if not isinstance(answer, dict):
+                raise ValueError("not a JSON object")
+            fields = {k: answer.get(k) for k in _FIELDS[kind]}
+            return Verdict(status="ok", fix=fix, reason=str(answer.get("reason") or answer.get("note") or "") or None, **fields)
+        except (ValueError, ValidationError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return Verdict(status="error", error=f"unreadable answer: {first[:200]}", fix=fix)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One commit as a judge reads it: its id, its message and its diff."""
+
+    commit: str
+    message: str
+    diff: str
+
+
+def bug_packet(repository: str, change: Shown, fix: Shown, lines: list[dict[str, object]]) -> dict[str, object]:
+    """What a judge reads of one (change, fix) pair of a bug candidate."""
+    return {
+        "version": PACKET_VERSION,
+        "kind": "bug",
+        "repository": repository,
+        "change": change.commit,
+        "message": change.message,
+        "diff": change.diff,
+        "defect_lines": lines,
+        "fix": {"commit": fix.commit, "message": fix.message, "diff": fix.diff},
+        "answer": {
+            k: f"one of {'|'.join(v)}"
+            for k, v in (
+                ("fix_is_bugfix", ("yes", "no", "unsure")),
+                ("defect_in_change", ("introduced", "carried", "not_present", "unsure")),
+                ("lines_right", ("yes", "partly", "no", "n/a")),
+            )
+        },
+    }
+
+
+def clean_packet(repository: str, change: str, message: str, diff: str) -> dict[str, object]:
+    """What a judge reads of a clean candidate."""
+    return {
+        "version": PACKET_VERSION,
+        "kind": "clean",
+        "repository": repository,
+        "change": change,
+        "message": message,
+        "diff": diff,
+        "answer": {"plausible_pr": "one of yes|no", "later_fixed": "one of yes|no|unsure", "real_defect": "one of yes|no|unsure"},
+    }

@@ -1,0 +1,272 @@
+"""``miner audit``: each kind of planted leak is stripped by default and caught when stripping is off."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from samples import build_repo
+
+from miner.cli import main
+from miner.commands.build import build
+from miner.core.config import load_config
+
+# One commit plants every kind of hint; a later fix labels it, and its subject is planted too.
+SPEC = """
+author: Ann Example <ann@example.com>
+commits:
+  - id: init
+    date: 2023-01-02T10:00:00Z
+    message: Start the calc module
+    changes:
+      - {write: calc.py, content: "def total(xs):\\n    return sum(xs)\\n"}
+  - id: helper
+    message: Add an average helper
+    changes:
+      - {edit: calc.py, append: "\\n\\ndef average(xs):\\n    return total(xs) / len(xs)\\n"}
+  - id: intro
+    message: |
+      Add a windowed mean (#42, GH-7, PROJ-19)
+
+      Follows {short:helper}; details at https://example.com/issues/42,
+      questions to ann@example.com. Known gap: Fix window_mean to respect the window size.
+
+      Signed-off-by: Ann Example <ann@example.com>
+    changes:
+      - {edit: calc.py, append: "\\n\\ndef window_mean(xs, n):\\n    # FIXME: check the bounds\\n    part = xs[len(xs) - n + 1:]\\n    return total(part) / n\\n"}
+  - id: docs
+    message: Describe the module
+    changes:
+      - {write: README.md, content: "calc: small sums\\n"}
+  - id: fix
+    message: Fix window_mean to respect the window size
+    changes:
+      - {edit: calc.py, replace: "xs[len(xs) - n + 1:]", with: "xs[len(xs) - n:]"}
+"""
+
+PLANTED = {
+    "issue-ref": ["#42", "GH-7", "PROJ-19"],
+    "url": ["https://example.com"],
+    "email": ["ann@example.com"],
+    "fix-subject": ["window_mean to respect"],
+    "oracle-comment": ["FIXME"],
+}
+
+
+@dataclass(frozen=True)
+class Planted:
+    repo: Path
+    shas: dict[str, str]
+    stripped: Path  # built with the defaults
+    raw: Path  # built with strip.enabled: false
+
+    def fixture(self, out: Path) -> str:
+        manifest = json.loads((out / "manifest.json").read_text())
+        (entry,) = [e for e in manifest["fixtures"] if e["kind"] == "bug"]
+        return str(entry["id"])
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
+    root = tmp_path_factory.mktemp("planted")
+    (root / "spec").mkdir()
+    (root / "spec" / "spec.yaml").write_text(SPEC)
+    shas = build_repo(root / "spec", root / "repo")
+    config = load_config().with_overrides(split={"cutoffs": {"model-a": "2023-01-05", "model-b": "2024-01-01"}})
+    build([root / "repo"], root / "stripped", config, progress=False)
+    build([root / "repo"], root / "raw", config.with_overrides(strip={"enabled": False}), progress=False)
+    return Planted(root / "repo", shas, root / "stripped", root / "raw")
+
+
+def audit(*args: str) -> tuple[int, dict, str]:
+    result = CliRunner().invoke(main, ["audit", *args, "--json"])
+    report = json.loads(result.stdout) if result.exit_code in (0, 1) else {}
+    return result.exit_code, report, result.stderr
+
+
+def checks(report: dict) -> set[str]:
+    return {f["check"] for f in report["findings"] if f["severity"] == "error"}
+
+
+def copy(out: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "copy"
+    shutil.copytree(out, dest)
+    return dest
+
+
+def test_strip_removes_every_planted_leak_and_the_audit_passes(planted: Planted) -> None:
+    fid = planted.fixture(planted.stripped)
+    visible = (planted.stripped / "visible" / f"{fid}.json").read_text()
+    for hints in PLANTED.values():
+        for hint in hints:
+            assert hint.lower() not in visible.lower(), hint
+    assert planted.shas["helper"][:12] not in visible
+    code, report, err = audit(str(planted.stripped), "--repo", str(planted.repo))
+    assert code == 0, err
+    assert report["ok"] and report["findings"] == []
+    assert report["checked"]["contents"] == report["checked"]["fixtures"] >= 1
+
+
+def test_with_stripping_off_the_audit_catches_every_kind_of_leak(planted: Planted) -> None:
+    code, report, _ = audit(str(planted.raw), "--repo", str(planted.repo))
+    assert code == 1 and not report["ok"]
+    assert set(PLANTED) | {"sha"} <= checks(report)
+    shas = [f for f in report["findings"] if f["check"] == "sha"]
+    assert any(planted.shas["helper"][:12] in f["detail"] for f in shas)
+
+
+def test_without_the_repository_a_sha_is_a_warning_and_the_rest_still_fails(planted: Planted) -> None:
+    code, report, _ = audit(str(planted.raw))
+    assert code == 1
+    assert "sha-like" in {f["check"] for f in report["findings"] if f["severity"] == "warning"}
+    assert set(PLANTED) <= checks(report)
+    assert "contents" in report["skipped"]
+
+
+def test_human_output_is_one_line_per_finding_and_a_summary(planted: Planted) -> None:
+    result = CliRunner().invoke(main, ["audit", str(planted.raw), "--repo", str(planted.repo)])
+    lines = result.stdout.strip().split("\n")
+    assert result.exit_code == 1
+    assert lines[-1].startswith("audit FAILED:")
+    assert all(line.startswith(("error: ", "warning: ")) for line in lines[:-1])
+
+
+def test_a_tampered_visible_file_is_caught(planted: Planted, tmp_path: Path) -> None:
+    out = copy(planted.stripped, tmp_path)
+    path = out / "visible" / f"{planted.fixture(out)}.json"
+    visible = json.loads(path.read_text())
+    visible["files"][0]["after"] = visible["files"][0]["after"].replace("total(part) / n", "total(part) / n  # ok")
+    path.write_text(json.dumps(visible))
+    code, report, _ = audit(str(out), "--repo", str(planted.repo))
+    assert code == 1
+    assert "contents" in checks(report) and "diff" in checks(report)
+
+
+def test_a_diff_that_does_not_parse_is_caught(planted: Planted, tmp_path: Path) -> None:
+    """The audit reads the visible diff with unidiff, not with the code that wrote it."""
+    out = copy(planted.stripped, tmp_path)
+    path = out / "visible" / f"{planted.fixture(out)}.json"
+    visible = json.loads(path.read_text())
+    visible["diff"] = "\n".join(visible["diff"].rstrip("\n").split("\n")[:-2]) + "\n"  # a hunk cut short
+    path.write_text(json.dumps(visible))
+    code, report, _ = audit(str(out), "--repo", str(planted.repo))
+    assert code == 1 and any(f["check"] == "diff" and "does not parse" in f["detail"] for f in report["findings"]), report
+
+
+def test_a_defect_line_outside_the_added_lines_is_caught(planted: Planted, tmp_path: Path) -> None:
+    out = copy(planted.stripped, tmp_path)
+    path = out / "answers" / f"{planted.fixture(out)}.json"
+    answer = json.loads(path.read_text())
+    answer["defects"][0]["line_start"] = answer["defects"][0]["line_end"] = 1
+    path.write_text(json.dumps(answer))
+    for args in ([], ["--repo", str(planted.repo)]):
+        code, report, _ = audit(str(out), *args)
+        assert code == 1 and checks(report) == {"defect-lines"}, report
+
+
+def test_a_false_fresh_claim_is_caught(planted: Planted, tmp_path: Path) -> None:
+    out = copy(planted.stripped, tmp_path)
+    path = out / "answers" / f"{planted.fixture(out)}.json"
+    answer = json.loads(path.read_text())
+    assert answer["fresh"] == {"model-a": True, "model-b": False}
+    answer["fresh"]["model-b"] = True
+    path.write_text(json.dumps(answer))
+    code, report, _ = audit(str(out))
+    assert code == 1 and checks(report) == {"fresh"}
+
+
+def test_a_family_straddling_splits_is_caught(planted: Planted, tmp_path: Path) -> None:
+    out = copy(planted.stripped, tmp_path)
+    fid = planted.fixture(out)
+    twin = "fx-twin000000000000"
+    for sub in ("visible", "answers"):
+        data = json.loads((out / sub / f"{fid}.json").read_text())
+        data["id"] = twin
+        if sub == "answers":
+            data["split"] = "heldout"
+        (out / sub / f"{twin}.json").write_text(json.dumps(data))
+    manifest = json.loads((out / "manifest.json").read_text())
+    entry = dict(next(e for e in manifest["fixtures"] if e["id"] == fid))
+    entry.update(id=twin, split="heldout", visible=f"visible/{twin}.json", answer=f"answers/{twin}.json")
+    manifest["fixtures"].append(entry)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    code, report, _ = audit(str(out), "--repo", str(planted.repo))
+    assert code == 1 and checks(report) == {"family"}
+
+
+def test_bad_inputs_are_one_line_and_exit_2(planted: Planted, tmp_path: Path) -> None:
+    code, _, err = audit(str(tmp_path))
+    assert code == 2 and err.count("\n") == 1 and "manifest.json" in err
+    other = tmp_path / "other"
+    (other / "spec").mkdir(parents=True)
+    (other / "spec" / "spec.yaml").write_text(
+        "commits:\n  - id: a\n    message: m\n    changes:\n      - {write: a.py, content: 'x = 1'}\n"
+    )
+    build_repo(other / "spec", other / "repo")
+    code, _, err = audit(str(planted.stripped), "--repo", str(other / "repo"))
+    assert code == 2 and err.count("\n") == 1 and "none of the repositories" in err
+    code, _, err = audit(str(planted.stripped), "--materialized", str(tmp_path / "nowhere"))
+    assert code == 2 and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["audit", "materialize"])
+def test_new_commands_have_an_example(command: str) -> None:
+    result = CliRunner().invoke(main, [command, "-h"])
+    assert result.exit_code == 0 and "Example:" in result.stdout
+
+
+def test_commit_ids_in_the_change_go_and_the_base_stays_as_it_was(tmp_path: Path) -> None:
+    """A commit id the change's author wrote (message, added line) is a handle on history and is
+    removed; one in a line the change did not touch is the base as it was, which materialize hands
+    over whole, so it stays and the audit accepts it."""
+    from test_messy import commit, git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    first = commit(repo, {"calc.py": b"def one():\n    return 1\n"}, "Start", "2022-01-03T10:00:00Z")
+    old = commit(
+        repo,
+        {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n".encode()},
+        "Note where one came from",
+        "2022-01-04T10:00:00Z",
+    )
+    intro = commit(
+        repo,
+        {
+            "calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n\n\n"
+            f"def two():\n    return 3  # doubles, as {old[:9]} did\n".encode()
+        },
+        f"Add two, in the style of {old[:12]}",
+        "2022-02-01T10:00:00Z",
+    )
+    commit(
+        repo,
+        {"calc.py": f"def one():\n    return 1  # kept since {first[:10]}\n\n\ndef two():\n    return 2\n".encode()},
+        "Fix two returning three",
+        "2023-06-01T10:00:00Z",
+    )
+    out, raw = tmp_path / "out", tmp_path / "raw"
+    build([repo], out, load_config(), progress=False)
+    build([repo], raw, load_config().with_overrides(strip={"enabled": False}), progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (entry,) = [e for e in manifest["fixtures"] if e["kind"] == "bug"]
+    visible = json.loads((out / entry["visible"]).read_text())
+    answer = json.loads((out / entry["answer"]).read_text())
+    assert answer["head"] == intro
+    assert old[:12] not in visible["title"] and old[:9] not in json.dumps(visible)
+    assert [(b["line"], b["text"]) for b in answer["blanked"]] == [(6, " " + old[:9])]
+    assert visible["files"][0]["after"].split("\n")[5] == "    return 3  # doubles, as did"
+    assert f"kept since {first[:10]}" in visible["files"][0]["after"]  # the base's own line
+    code, report, err = audit(str(out), "--repo", str(repo))
+    assert code == 0, report
+    code, report, _ = audit(str(raw), "--repo", str(repo))
+    found = [f["detail"] for f in report["findings"] if f["check"] == "sha" and f["fixture"] == entry["id"]]
+    assert code == 1
+    assert any(d.startswith("title: ") and old[:12] in d for d in found)
+    assert any(d.startswith("calc.py:6: ") and old[:9] in d for d in found)
+    assert not any(first[:10] in d for d in found), found

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from miner.core.lexer import code_lines, comment_spans
+
+C = """#include <stdio.h>
+/* a block
+ * comment */
+int x; // trailing
+
+#ifdef DEBUG
+  y = 1;
+#endif
+"""
+
+PY = '''def f(a):
+    """Docstring."""
+    # a comment
+    return a  # trailing
+
+'''
+
+
+def test_preprocessor_lines_are_code_in_c() -> None:
+    assert code_lines("x.c", C) == {1, 4, 6, 7, 8}
+
+
+def test_python_comments_docstrings_and_blank_lines_are_not_code() -> None:
+    assert code_lines("x.py", PY) == {1, 4}
+
+
+def test_go_and_typescript() -> None:
+    assert code_lines("x.go", "package x\n// c\nfunc f() {}\n") == {1, 3}
+    assert code_lines("x.ts", "// c\nconst a = 1; /* y */\n\n/** doc\n */\nexport {};\n") == {2, 6}
+
+
+def test_unknown_language_counts_non_blank_lines() -> None:
+    assert code_lines("notes.unknownext", "a\n\n  \nb\n") == {1, 4}
+
+
+PY_HARD = '''x = rb"""not a
+docstring"""
+r"""A raw
+docstring."""
+"a" "b"  # two strings alone: still a docstring
+"-".join(parts)
+call(
+    """an argument,
+    not a docstring""",
+)
+s = "# not a comment"  # but this is
+y = 1 + \\
+    2
+'''
+
+
+def test_python_scanner_tells_docstrings_from_string_expressions() -> None:
+    assert code_lines("x.py", PY_HARD) == {1, 2, 6, 7, 8, 9, 10, 11, 12, 13}
+
+
+def test_python_comment_spans_skip_hashes_inside_strings() -> None:
+    spans = comment_spans("x.py", PY_HARD)
+    assert [(s.line, s.text) for s in spans] == [(5, "# two strings alone: still a docstring"), (11, "# but this is")]
+
+
+def test_lines_up_to_a_bound_are_answered_as_without_it() -> None:
+    """``upto`` stops the lexer early; a comment or string that crosses the bound must not change
+    what it says of the lines before it."""
+    text = "int a;\n/* one\n two */ int b;\nchar *s = `x\n// y`;\n// z\nint c;\n"
+    whole = code_lines("f.js", text)
+    for upto in range(1, 8):
+        assert code_lines("f.js", text, upto) == {n for n in whole if n <= upto}, upto
+    assert whole == {1, 3, 4, 5, 7}

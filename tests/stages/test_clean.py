@@ -1,0 +1,276 @@
+"""The clean stage's rules and its seeded sample, on records written here (no git)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from miner.core.config import load_config
+from miner.core.records import CommitMeta, FileDiff, FileStat
+from miner.git import BlameHit
+from miner.stages.clean import Known, Quota, corrected_by, pick_clean, reads_as_correction, unreviewable, why_not_clean
+
+CONFIG = load_config()
+DAY = 86400
+NOW = 1000 * DAY
+
+
+def meta(
+    sha: str,
+    *,
+    days_old: int = 400,
+    paths: tuple[str, ...] = ("src/a.py",),
+    lines: int = 10,
+    author: str = "Ann",
+    parents: tuple[str, ...] = ("p" * 40,),
+) -> CommitMeta:
+    return CommitMeta(
+        sha=sha,
+        parents=parents,
+        author_name=author,
+        author_email="a@example.com",
+        author_time=NOW - days_old * DAY,
+        committer_time=NOW - days_old * DAY,
+        message="Work",
+        files=tuple(FileStat(path=p, added=lines, removed=0) for p in paths),
+    )
+
+
+def reason(m: CommitMeta, blamed: set[str] = frozenset(), fixes: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
+    return why_not_clean(m, CONFIG, NOW, set(blamed), set(fixes))
+
+
+def test_each_rule() -> None:
+    assert reason(meta("a")) is None
+    assert reason(meta("a", parents=())) == "initial_import"
+    assert reason(meta("a", author="renovate[bot]")) == "bot_author"
+    assert reason(meta("a"), fixes={"a"}) == "is_fix"
+    assert reason(meta("a"), blamed={"a"}) == "blamed_by_fix"
+    assert reason(meta("a", paths=("docs/x.md", "tests/test_a.py"))) == "no_source_change"
+    assert reason(meta("a", lines=801)) == "too_large"
+    deletion = meta("a").model_copy(
+        update={"files": (FileStat(path="src/a.py", added=0, removed=9), FileStat(path="tests/test_a.py", added=4, removed=0))}
+    )
+    assert reason(deletion) == "deletion_only"
+    assert reason(meta("a", paths=("src/a.py", "src/caf\udce9.py"))) == "non_utf8_path"  # b"caf\xe9.py"
+    assert reason(meta("a", days_old=364)) == "too_young"
+    shorter = CONFIG.with_overrides(clean={"wait_days": 30})
+    assert why_not_clean(meta("a", days_old=364), shorter, NOW, set(), set()) is None
+
+
+def test_sample_is_seeded_and_counts_what_it_leaves() -> None:
+    commits = [meta(f"{i:040x}") for i in range(50)]
+    dropped: Counter[str] = Counter()
+    first = pick_clean(commits, Quota(5), CONFIG, Known(NOW, set(), set()), lambda m: None, dropped)
+    again = pick_clean(list(reversed(commits)), Quota(5), CONFIG, Known(NOW, set(), set()), lambda m: None, Counter())
+    assert [p.sha for p in first] == [p.sha for p in again]
+    assert dropped["not_sampled"] == 45
+    other = pick_clean(
+        commits, Quota(5), CONFIG.model_copy(update={"seed": 1}), Known(NOW, set(), set()), lambda m: None, Counter()
+    )
+    assert [p.sha for p in other] != [p.sha for p in first]
+    assert all(p.observed_days == 400 for p in first)
+
+
+def test_reformats_are_skipped_in_the_sample() -> None:
+    commits = [meta(f"{i:040x}") for i in range(10)]
+    dropped: Counter[str] = Counter()
+    picks = pick_clean(
+        commits,
+        Quota(10),
+        CONFIG,
+        Known(NOW, set(), set()),
+        lambda m: "whitespace_only" if m.sha.endswith("3") else None,
+        dropped,
+    )
+    assert len(picks) == 9 and dropped["whitespace_only"] == 1
+
+
+def test_allocate_is_proportional_and_exact() -> None:
+    from miner.stages.clean import allocate
+
+    quotas = allocate(Counter({("1-5", "1", "py"): 6, ("6-20", "1", "py"): 3, ("201+", "4+", "c"): 1}), 5)
+    assert sum(quotas.values()) == 5
+    assert quotas == {("1-5", "1", "py"): 3, ("6-20", "1", "py"): 2, ("201+", "4+", "c"): 0}
+
+
+def test_stratified_sample_matches_the_bug_strata() -> None:
+    from miner.stages.clean import stratum
+
+    small = [meta(f"a{i:039x}", lines=2) for i in range(30)]
+    large = [meta(f"b{i:039x}", lines=300) for i in range(30)]
+    bugs = [stratum(m, CONFIG) for m in large[:3]] + [stratum(small[0], CONFIG)]
+    picks = pick_clean(small + large, Quota(8, bugs), CONFIG, Known(NOW, set(), set()), lambda m: None, Counter())
+    sizes = Counter(p.stratum.split("/")[0] for p in picks)
+    assert sizes == {"201+": 6, "1-5": 2}
+    again = pick_clean(
+        list(reversed(small + large)), Quota(8, list(reversed(bugs))), CONFIG, Known(NOW, set(), set()), lambda m: None, Counter()
+    )
+    assert [p.sha for p in again] == [p.sha for p in picks]
+
+
+def test_strata_short_of_candidates_are_filled_from_the_rest() -> None:
+    from miner.stages.clean import stratum
+
+    small = [meta(f"a{i:039x}", lines=2) for i in range(10)]
+    bugs = [stratum(meta("z" * 40, lines=300), CONFIG)] * 4
+    picks = pick_clean(small, Quota(4, bugs), CONFIG, Known(NOW, set(), set()), lambda m: None, Counter())
+    assert len(picks) == 4
+
+
+def test_a_fix_soon_after_in_the_same_file_is_a_reason() -> None:
+    from miner.stages.clean import FixTouches
+
+    change = meta("c" * 40, days_old=800, paths=("src/a.py",))
+    fix = meta("f" * 40, days_old=700, paths=("src/a.py",))  # 100 days later, same file
+    other = meta("e" * 40, days_old=700, paths=("src/b.py",))  # same time, another file
+    late = meta("d" * 40, days_old=300, paths=("src/a.py",))  # 500 days later
+    assert reason(change) is None
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([fix])) == "fix_followed_nearby"
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([late])) is None
+    # The same directory counts by default; with scope "file" only the same file does.
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([other])) == "fix_followed_nearby"
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([other], "file")) is None
+    elsewhere = meta("b" * 40, days_old=700, paths=("lib/b.py",))
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([elsewhere])) is None
+    off = CONFIG.with_overrides(clean={"fix_window_days": 0})
+    assert why_not_clean(change, off, NOW, set(), set(), FixTouches([fix])) is None
+
+
+def diff(path: str, added: list[str], removed: list[str] = (), *, link: bool = False) -> FileDiff:  # type: ignore[assignment]
+    return FileDiff(
+        old_path=path, new_path=path, link=link, added=tuple(enumerate(added, 1)), removed=tuple(enumerate(removed, 1))
+    )
+
+
+def sides(before: str, after: str):
+    return lambda d: (before.encode(), after.encode())
+
+
+def test_unreviewable_changes() -> None:
+    code = "def f(x):\n    return x + 1\n"
+    two = "def f(x):\n    y = x * 2\n    return y + 1\n"
+    assert (
+        unreviewable([diff("src/a.py", ["    y = x * 2", "    return y + 1"], ["    return x + 1"])], sides(code, two), CONFIG)
+        is None
+    )
+    # One line of code changed is no pull request a reviewer judges (clean.min_code_lines).
+    assert unreviewable([diff("src/a.py", ["    return x + 2"])], sides(code, code.replace("1", "2")), CONFIG) == "too_small"
+    assert (
+        unreviewable(
+            [diff("src/a.py", ["    return x + 2"])],
+            sides(code, code.replace("1", "2")),
+            CONFIG.with_overrides(clean={"min_code_lines": 1}),
+        )
+        is None
+    )
+    commented = code.replace("def f(x):", "def f(x):\n    # add one")
+    assert unreviewable([diff("src/a.py", ["    # add one"])], sides(code, commented), CONFIG) == "layout_only"
+    requoted = ("x = 'a'\n", 'x = "a"\n')
+    assert unreviewable([diff("src/a.py", ['x = "a"'], ["x = 'a'"])], sides(*requoted), CONFIG) == "layout_only"
+    typed = ("def f(x):\n    return x\n", "def f(x: int) -> int:\n    return x\n")
+    assert unreviewable([diff("src/a.py", ["def f(x: int) -> int:"], ["def f(x):"])], sides(*typed), CONFIG) == "types_only"
+    assert unreviewable([diff("vendor/x", ["Subproject commit 1"], link=True)], sides("", ""), CONFIG) == "no_source_change"
+    assert (
+        unreviewable([diff("lib/sub", ["Subproject commit 2"], ["Subproject commit 1"], link=True)], sides("", ""), CONFIG)
+        == "submodule_only"
+    )
+    bump = [diff("src/version.py", ['__version__ = "1.2.4"'], ['__version__ = "1.2.3"'])]
+    assert unreviewable(bump, sides('__version__ = "1.2.3"\n', '__version__ = "1.2.4"\n'), CONFIG) == "bump_only"
+    year = [diff("src/a.c", ["/* (c) 2024 */ int y = 2024;"], ["/* (c) 2023 */ int y = 2023;"])]
+    assert unreviewable(year, sides("int y = 2023;\n", "int y = 2024;\n"), CONFIG) == "bump_only"
+    # A release: the version and its checksums change, and the notes in a docs file do not count.
+    tap = [
+        diff("pkg/tap.py", ['VERSION = "0.9.1"', 'SHA = "' + "b" * 64 + '"'], ['VERSION = "0.9.0"', 'SHA = "' + "a" * 64 + '"']),
+        diff("CHANGES.md", ["## 0.9.1", "- Faster search"]),
+    ]
+    assert unreviewable(tap, sides('VERSION = "0.9.0"\n', 'VERSION = "0.9.1"\n'), CONFIG) == "bump_only"
+
+
+def test_a_rename_is_unreviewable_only_when_no_old_name_is_left() -> None:
+    before = "def count_of(item):\n    return LEVELS[item]\n\n\ndef total(items):\n    return sum(count_of(i) for i in items)\n"
+    after = before.replace("count_of", "quantity_of")
+    renamed = [
+        diff(
+            "src/stock.py",
+            ["def quantity_of(item):", "    return sum(quantity_of(i) for i in items)"],
+            ["def count_of(item):", "    return sum(count_of(i) for i in items)"],
+        )
+    ]
+    asked: list[set[str]] = []
+
+    def nowhere(names: set[str]) -> bool:
+        asked.append(names)
+        return False
+
+    assert unreviewable(renamed, sides(before, after), CONFIG, nowhere) == "rename_only"
+    assert asked == [{"count_of"}]
+    # A caller elsewhere still uses the old name: the rename broke it, a reviewer should see it.
+    assert unreviewable(renamed, sides(before, after), CONFIG, lambda names: True) is None
+    # Renaming one use but not the definition changes behaviour.
+    half = before.replace("sum(count_of", "sum(quantity_of")
+    assert unreviewable(renamed, sides(before, half), CONFIG, lambda names: False) is None
+
+
+def test_a_release_commit_is_not_clean() -> None:
+    for subject in (
+        "v2.32.3",
+        "Release jq-1.6",
+        "Bump version to 0.8.9",
+        "libmultipath: bump version to 0.14.3",
+        "Prepare for 1.2 release",
+    ):
+        assert reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"})) == "release_commit", subject
+    for subject in ("Add release notes", "Update version handling in cli", "Fix crash in the 1.2 parser"):
+        assert reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"})) != "release_commit", subject
+
+
+def test_corrections_are_read_from_the_message() -> None:
+    def msg(text: str) -> CommitMeta:
+        return meta("f" * 40).model_copy(update={"message": text})
+
+    assert reads_as_correction(msg("Bump year in the golden files"), CONFIG, set())
+    assert reads_as_correction(msg("Correct the release condition"), CONFIG, set())
+    assert reads_as_correction(msg("Fix the workflow"), CONFIG, set())
+    assert reads_as_correction(msg('Revert "x"\n\nThis reverts commit ' + "a" * 40 + "."), CONFIG, set())
+    assert reads_as_correction(msg("Tidy up"), CONFIG, {"f" * 40})  # a fix by the walk's rules
+    assert not reads_as_correction(msg("Add a search box"), CONFIG, set())
+
+
+class LaterHistory:
+    """Later commits of a change C, each with the diff it made and what blame says of its lines."""
+
+    def __init__(self, later: list[tuple[CommitMeta, list[FileDiff], str]]) -> None:
+        self.later = later
+
+    def later_commits(self, sha: str, head: str, paths: list[str], until: int) -> list[CommitMeta]:
+        return [m for m, _, _ in self.later if m.committer_time <= until]
+
+    def diffs(self, shas: Iterable[str]) -> Iterator[tuple[str, list[FileDiff]]]:
+        found = {m.sha: d for m, d, _ in self.later}
+        for sha in shas:
+            yield sha, found[sha]
+
+    def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
+        owner = next(o for m, _, o in self.later if m.parents[0] == rev)
+        return [BlameHit(final_line=n, sha=owner, orig_path=path, orig_line=n) for n in lines]
+
+
+def test_a_later_correction_of_the_changes_lines_in_any_file_disqualifies_it() -> None:
+    change = meta("c" * 40, days_old=800, paths=("src/a.py", ".github/workflows/ci.yml"))
+    mine = [diff("src/a.py", ["x = 1"]), diff(".github/workflows/ci.yml", ["if: x == false"])]
+
+    def later(sha: str, days_old: int, message: str, owner: str) -> tuple[CommitMeta, list[FileDiff], str]:
+        m = meta(sha, days_old=days_old, parents=(sha[:-1] + "0",)).model_copy(update={"message": message})
+        return m, [diff(".github/workflows/ci.yml", ["if: x != 'true'"], ["if: x == false"])], owner
+
+    fixed = LaterHistory([later("1" * 40, 790, "Fix the release condition", change.sha)])
+    assert corrected_by(change, mine, fixed, "h" * 40, CONFIG, set()) == "1" * 40
+    # A correction of someone else's lines, a change that reads as no correction, or one after the
+    # waiting window do not count.
+    assert corrected_by(change, mine, LaterHistory([later("2" * 40, 790, "Fix it", "e" * 40)]), "h" * 40, CONFIG, set()) is None
+    assert (
+        corrected_by(change, mine, LaterHistory([later("3" * 40, 790, "Run on tags too", change.sha)]), "h" * 40, CONFIG, set())
+        is None
+    )
+    assert corrected_by(change, mine, LaterHistory([later("4" * 40, 100, "Fix it", change.sha)]), "h" * 40, CONFIG, set()) is None

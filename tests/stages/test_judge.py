@@ -1,0 +1,110 @@
+"""The optional judge, played by scripts: what it refuses is dropped and counted, what it says is kept
+in the answers, a judge that fails refuses nothing, and verdicts are cached like labels."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Sample
+
+from miner.commands.build import BuildOptions, JudgeCommand, build
+from miner.core.config import Config, load_config
+
+# Keeps everything but the range-end fix and the capacity change; logs every packet it reads.
+JUDGE = """
+import json, sys
+packet = json.load(sys.stdin)
+with open(sys.argv[1], "a") as log:
+    log.write(packet["kind"] + " " + packet["change"] + "\\n")
+if packet["kind"] == "bug":
+    good = "range end" not in packet["fix"]["message"]
+    print(json.dumps({"fix_is_bugfix": "yes" if good else "no", "defect_in_change": "introduced",
+                      "lines_right": "yes", "reason": "scripted"}))
+else:
+    print(json.dumps({"plausible_pr": "no" if "capacity" in packet["message"] else "yes",
+                      "later_fixed": "no", "real_defect": "no"}))
+"""
+
+
+def every_clean() -> Config:
+    return load_config().with_overrides(
+        labels={"min_tier": "weak"}, clean={"ratio": 100.0, "min_count": 1000, "fix_window_days": 0}
+    )
+
+
+def answers(out: Path) -> dict[str, dict]:
+    manifest = json.loads((out / "manifest.json").read_text())
+    found = {}
+    for entry in manifest["fixtures"]:
+        answer = json.loads((out / entry["answer"]).read_text())
+        found[answer["head"]] = answer
+    return found
+
+
+@pytest.fixture()
+def judge(tmp_path: Path) -> tuple[str, Path]:
+    script, log = tmp_path / "judge.py", tmp_path / "asked.log"
+    script.write_text(JUDGE)
+    return f"{sys.executable} {script} {log}", log
+
+
+def test_the_judge_refuses_and_its_verdicts_are_kept(samples: dict[str, Sample], tmp_path: Path, judge: tuple[str, Path]) -> None:
+    shelf = samples["shelf"]
+    command, log = judge
+    out = tmp_path / "out"
+    result = build([shelf.path], out, every_clean(), BuildOptions(judge=JudgeCommand(command)), progress=False)
+    found = answers(out)
+    assert shelf.sha("inclusive-end") not in found  # its only fix: "not a bug fix"
+    assert shelf.sha("add-capacity") not in found  # "not a plausible pull request"
+    victim = found[shelf.sha("add-stock-report")]
+    (defect,) = victim["defects"]
+    assert defect["evidence"]["judge"]["status"] == "ok" and defect["evidence"]["judge"]["reason"] == "scripted"
+    clean = found[shelf.sha("rename-count")]
+    assert clean["judge"]["plausible_pr"] == "yes"
+    dropped = result.reports[0].dropped
+    assert dropped["judge"] == {"judge_not_bugfix": 1}
+    assert dropped["clean"]["judge_not_plausible"] == 1  # counted where the sample refuses candidates
+    visible = (out / "visible" / f"{clean['id']}.json").read_text()
+    assert "judge" not in visible and "scripted" not in (out / "visible" / f"{victim['id']}.json").read_text()
+    asked = len(log.read_text().splitlines())
+    # A rebuild asks nothing it asked before: the verdicts come from the cache.
+    build([shelf.path], out, every_clean(), BuildOptions(judge=JudgeCommand(command)), progress=False, force=True)
+    assert len(log.read_text().splitlines()) == asked
+    assert answers(out) == found
+
+
+@pytest.mark.parametrize(
+    "script,error",
+    [
+        ("import sys; sys.exit(3)", "exit 3"),
+        ("print('not json')", "unreadable answer"),
+        ("import time; time.sleep(5)", "timed out"),
+    ],
+)
+def test_a_judge_that_fails_refuses_nothing_and_is_reported(
+    samples: dict[str, Sample], tmp_path: Path, script: str, error: str
+) -> None:
+    shelf = samples["shelf"]
+    path = tmp_path / "judge.py"
+    path.write_text(script)
+    out = tmp_path / "out"
+    plain = tmp_path / "plain"
+    result = build(
+        [shelf.path],
+        out,
+        every_clean(),
+        BuildOptions(judge=JudgeCommand(f"{sys.executable} {path}", timeout=1.0)),
+        progress=False,
+    )
+    build([shelf.path], plain, every_clean(), progress=False)
+    found = answers(out)
+    assert set(found) == set(answers(plain))
+    assert result.reports[0].dropped["judge"]["judge_failed"] == len(found)
+    bug = found[shelf.sha("inclusive-end")]
+    assert bug["defects"][0]["evidence"]["judge"]["status"] == "error"
+    assert error in bug["defects"][0]["evidence"]["judge"]["error"]
+    # A failure is the run's, not an answer: nothing is cached.
+    assert not (out / "cache" / "judge.jsonl").read_text().strip()

@@ -1,0 +1,158 @@
+"""Which fix candidates repair behaviour: the message rules and the diff rules (no git)."""
+
+from __future__ import annotations
+
+import pytest
+
+from miner.core.config import load_config
+from miner.core.lexer import code_tokens
+from miner.core.records import CommitMeta, FileDiff, FixCommit
+from miner.stages.vet import conventional, vet_diff, vet_message
+
+CONFIG = load_config()
+SHA = "a" * 40
+
+
+def fix(message: str, link: str = "keyword") -> FixCommit:
+    meta = CommitMeta(
+        sha=SHA,
+        parents=("b" * 40,),
+        author_name="Ann",
+        author_email="ann@example.com",
+        author_time=0,
+        committer_time=0,
+        message=message,
+        files=(),
+    )
+    return FixCommit(meta=meta, link=link)
+
+
+@pytest.mark.parametrize(
+    "message,reason",
+    [
+        ("Fix crash when the list is empty", None),
+        ("fix(parser): handle a trailing comma", None),
+        ("feat: add paging\n\nAlso fixes a crash.", "not_fix_type"),
+        ("refactor(core): split the module, fixing names", "not_fix_type"),
+        ("fix(types): widen the value type", "not_fix_scope"),
+        ("fix(ci): use the new runner", "not_fix_scope"),
+        ("Fix clippy::needless_borrow warnings", "non_behaviour_subject"),
+        ("Fix typing of the config loader", "non_behaviour_subject"),
+        ("Fix the docs link in the README", "non_behaviour_subject"),
+        ("Fix flaky date test", "non_behaviour_subject"),
+        ("Fixed two failures due to libfoo update", "non_behaviour_subject"),
+        ("Remove the redundant check, fixing nothing", "non_behaviour_subject"),
+        ("Fix performance regression in the crash handler", None),  # a crash named: not cosmetic
+        ("Update the parser\n\n- Fixed compiling on old compilers", "fix_word_in_body_only"),
+        ("Pass options through to send\n\nfixes #2017", None),
+        ("ip fou: pass family attribute as u8\n\nThis fixes fou on big-endian systems.", None),
+        ('Handle empty names\n\nFixes: 0123456789ab ("Add names")', None),  # a trailer says fix itself
+    ],
+)
+def test_message_rules(message: str, reason: str | None) -> None:
+    assert vet_message(fix(message), CONFIG)[0] == reason
+
+
+@pytest.mark.parametrize(
+    "message,reason",
+    [
+        ('Revert "Add X"\n\nThis reverts commit ' + "c" * 40 + ".\n\nIt broke the build on 32-bit hosts.", None),
+        ('Revert "Add X"\n\nThis reverts commit ' + "c" * 40 + ".\n\nfixes #2133", None),
+        ('Revert "Add X"\n\nThis reverts commit ' + "c" * 40 + ".", "revert_without_reason"),
+        ('Revert "Add X"\n\nThis reverts commit ' + "c" * 40 + ".\n\nPushed to main by mistake.", "revert_not_defect"),
+        (
+            'Revert "Add X"\n\nThis reverts commit ' + "c" * 40 + ".\n\nInadvertently pushed v3 of this patch.",
+            "revert_not_defect",
+        ),
+    ],
+)
+def test_reverts_need_a_reason(message: str, reason: str | None) -> None:
+    assert vet_message(fix(message, "revert"), CONFIG)[0] == reason
+
+
+def test_signals_say_why_a_fix_is_believed() -> None:
+    assert vet_message(fix("fix(api): reject empty keys"), CONFIG)[1] == ("conventional_fix", "subject_keyword")
+    assert vet_message(fix("Send errors to stderr\n\nfixes #12"), CONFIG)[1] == ("body_fix_statement",)
+    assert conventional("fix(api,types)!: x") == ("fix", ("api", "types"))
+    assert conventional("Fix: x") == ("fix", ())
+    assert conventional("Update README") is None
+
+
+def change(path: str, *, new: bool = False) -> FileDiff:
+    return FileDiff(
+        old_path=None if new else path, new_path=path, new_file=new, removed=() if new else ((1, "x"),), added=((1, "y"),)
+    )
+
+
+def sides(before: str, after: str):
+    return lambda d: (None if d.new_file else before.encode(), after.encode())
+
+
+@pytest.mark.parametrize(
+    "paths,reason",
+    [
+        (["tests/test_a.py"], "fix_only_tests"),
+        (["docs/usage.md", "README.md"], "fix_only_docs"),
+        (["examples/demo.py"], "fix_only_docs"),
+        ([".github/workflows/ci.yml"], "fix_only_config"),
+        (["Makefile"], "fix_only_config"),
+        (["docs/a.md", "tests/test_a.py"], "fix_only_non_source"),
+        (["src/a.py", "package.json"], "fix_with_dependency_change"),
+        (["src/a.py", "Cargo.lock"], "fix_with_dependency_change"),
+    ],
+)
+def test_a_fix_that_changes_no_source_code_is_refused(paths: list[str], reason: str) -> None:
+    code = "def f(x):\n    return x\n"
+    assert vet_diff([change(p) for p in paths], sides(code, code.replace("x\n", "x + 1\n")), CONFIG)[0] == reason
+
+
+def rewrite(path: str, before: str, after: str) -> FileDiff:
+    """A diff that replaces every line of ``before`` with ``after``."""
+    return FileDiff(
+        old_path=path,
+        new_path=path,
+        removed=tuple(enumerate(before.splitlines(), 1)),
+        added=tuple(enumerate(after.splitlines(), 1)),
+    )
+
+
+@pytest.mark.parametrize(
+    "path,before,after,reason",
+    [
+        ("src/a.py", "def f(x):\n    return x\n", "def f(x: int) -> int:\n    return x\n", "fix_types_only"),
+        ("src/a.py", "from typing import List\nx = 1\n", "x = 1\n", "fix_types_only"),
+        ("src/a.py", "def f(x):\n    return x\n", "def f(x):\n    '''Doc.'''\n    return x  # note\n", "fix_layout_only"),
+        ("src/a.py", "def f(x):\n    return x\n", "def f(x):\n    return x + 1\n", None),
+        ("src/a.py", "x = u'a'\n", "x = 'a'\n", None),  # str and unicode differ on Python 2
+        ("src/a.py", "x = b'a'\n", "x = 'a'\n", None),  # bytes and str differ
+        ("src/a.c", "int f(void) { return 1; }\n", "int f(void)\n{\n\treturn 1; /* one */\n}\n", "fix_layout_only"),
+        ("src/a.c", "/*\n * Counts the items.\n */\nint n;\n", "/*\n * Counts the items left.\n */\nint n;\n", "fix_layout_only"),
+        ("src/a.c", 'die("cannot open the file here");\n', 'die("could not open the file");\n', "fix_messages_only"),
+        ("src/a.c", 'printf("%d items\\n", n);\n', 'printf("%u items\\n", n);\n', None),  # a format is behaviour
+        ("src/a.js", "var s = 'attachment; filename=';\n", "var s = 'attachment; filename=\"';\n", None),
+        ("src/a.rs", "use a::B;\nuse a::A;\nfn f() {}\n", "use a::A;\nuse a::B;\nfn f() {}\n", "fix_layout_only"),
+        ("types/index.d.ts", "export type A = string;\n", "export type A = string | null;\n", "fix_types_only"),
+    ],
+)
+def test_a_fix_that_changes_no_behaviour_is_refused(path: str, before: str, after: str, reason: str | None) -> None:
+    assert vet_diff([rewrite(path, before, after)], sides(before, after), CONFIG)[0] == reason
+
+
+def test_a_new_file_is_a_change_of_behaviour_and_tests_beside_it_are_a_signal() -> None:
+    refused, signals = vet_diff([change("src/new.py", new=True), change("tests/test_new.py")], sides("", "x = 1\n"), CONFIG)
+    assert (refused, signals) == (None, ("with_test",))
+
+
+def test_code_tokens_ignore_layout_comments_and_quote_style() -> None:
+    assert code_tokens("a.py", "x = {'a': 1}  # c\n") == code_tokens("a.py", 'x = {\n    "a": 1\n}\n')
+    assert code_tokens("a.c", "int x = 1; // one\n") == ["int", "x", "=", "1", ";"]
+    assert code_tokens("a.js", "f('a', `b`)") == ["f", "(", "S:a", ",", "S:b", ")"]
+    assert code_tokens("a.unknownlang", "x") is None
+
+
+def test_a_line_inside_a_block_comment_is_read_with_the_whole_file() -> None:
+    before, after = "/*\n * Counts the items.\n */\nint n;\n", "/*\n * Counts the items left.\n */\nint n;\n"
+    middle = FileDiff(
+        old_path="src/a.c", new_path="src/a.c", removed=((2, " * Counts the items."),), added=((2, " * Counts the items left."),)
+    )
+    assert vet_diff([middle], sides(before, after), CONFIG)[0] == "fix_layout_only"
