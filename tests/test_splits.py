@@ -14,7 +14,8 @@ from samples import build_repo
 from miner.cli import main
 from miner.commands.build import BuildOptions, Window, build
 from miner.core.config import Config, load_config
-from miner.stages.ledger import Ledger, assign, families, refresh
+from miner.stages.ledger import Ledger, refresh
+from miner.stages.split import assign, families
 
 
 def manifest(out: Path) -> dict:

@@ -32,8 +32,8 @@ from miner import __version__
 from miner.core.classify import path_kind, with_vendored
 from miner.core.config import Config
 from miner.core.errors import MinerError, MissingObjectError, PromisorUnreachableError
-from miner.core.output import STAGES, Manifest
-from miner.core.records import Answer, CleanPick, CommitMeta, Defect, FixCommit, Label, Verdict, Visible, iso
+from miner.core.output import MANIFEST, STAGES, dumps
+from miner.core.records import Answer, CleanPick, CommitMeta, Defect, FixCommit, Label, Verdict, iso
 from miner.git import Repo, runs
 from miner.git.overlay import overlay_graphs, write_overlay
 from miner.runner.cache import Cache, labels_key, visible_key
@@ -53,14 +53,14 @@ from miner.runner.engine import (
 )
 from miner.stages import anchors
 from miner.stages.blame import tier_allowed
-from miner.stages.clean import FixTouches, Known, Quota, confidence, pick_clean, stratum, wanted
+from miner.stages.clean import FixTouches, Known, Quota, answer_fields, pick_clean, stratum, survival_shares, wanted
 from miner.stages.fixture import FixtureJob, Source, added_lines, decode, fixture_id, make_answer
 from miner.stages.judge import Judge, Shown, bug_packet, clean_packet, refusal
-from miner.stages.ledger import LEDGER, Ledger, assign, families, updated
-from miner.stages.split import repository_split
+from miner.stages.ledger import LEDGER, Ledger, updated
+from miner.stages.split import Member, assign_splits, family_keys, repository_split
 from miner.stages.vet import vet_fixes
 from miner.stages.walk import find_fixes
-from miner.stages.write import MANIFEST, Staging, check_destination, check_outside, dumps, fresh_counts
+from miner.stages.write import Staging, Written, assemble_manifest, check_destination, check_outside, write_fixture
 
 _LOG = logging.getLogger(__name__)
 
@@ -280,23 +280,18 @@ def build(
             if repo.overlay:
                 cache.keep_commit_graphs(identity, overlay_graphs(repo.overlay))
         staging.write(LEDGER, dumps(ledger.model_dump(mode="json")))
-        fresh = fresh_counts(config.split.cutoffs, ((e["split"], e.pop("_fresh")) for e in entries))
-        manifest = Manifest.model_validate(
-            {
-                "miner_version": __version__,
-                "config_hash": config.digest(),
-                "min_tier": config.labels.min_tier,
-                "description_mode": config.strip.description,
-                "seed": config.seed,
-                "window": window.to_json(),
-                "cutoffs": {k: v.isoformat() for k, v in sorted(config.split.cutoffs.items())},
-                "fresh": fresh,
-                "visible_key": visible_key(config),
-                "repositories": [m.report.to_json() for m in mined],
-                "fixtures": sorted(entries, key=lambda e: e["id"]),
-            }
-        )
-        staging.finish(manifest.json_text())
+        fields = {
+            "miner_version": __version__,
+            "config_hash": config.digest(),
+            "min_tier": config.labels.min_tier,
+            "description_mode": config.strip.description,
+            "seed": config.seed,
+            "window": window.to_json(),
+            "cutoffs": {k: v.isoformat() for k, v in sorted(config.split.cutoffs.items())},
+            "visible_key": visible_key(config),
+            "repositories": [m.report.to_json() for m in mined],
+        }
+        staging.finish(assemble_manifest(fields, config.split.cutoffs, entries).json_text())
     except BaseException:
         cache.close()
         staging.abort()
@@ -719,13 +714,7 @@ def _survival(run: Run, repo: Repo, head: str, picks: list[CleanPick], metas: di
     authors: dict[str, dict[str, int] | None] = {}
     for batch in in_order(pool, authorship_task, ((RepoRef.of(repo), head, c) for c in chunks(paths, jobs)), _ahead(jobs)):
         authors.update(batch)
-    found: dict[str, float | None] = {}
-    for sha, files in added.items():
-        present = {path: n for path, n in files.items() if authors.get(path) is not None}
-        total = sum(present.values())
-        standing = sum(min(n, (authors[path] or {}).get(sha, 0)) for path, n in present.items())
-        found[sha] = round(standing / total, 4) if total else None
-    return found
+    return survival_shares(added, authors)
 
 
 def _sizes(metas: list[CommitMeta | None]) -> dict[str, float | int]:
@@ -756,25 +745,19 @@ def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) ->
 
 def _write_fixtures(
     run: Run, mined: list[_Mined], staging: Staging, ledger: Ledger, previous: Path | None
-) -> tuple[list[dict[str, Any]], Ledger]:
+) -> tuple[list[Written], Ledger]:
     """Assign splits by family and ledger, then assemble (or reuse) and write every fixture."""
     config, pool, jobs, cache, progress = run.config, run.pool, run.jobs, run.cache, run.progress
     ids: dict[tuple[int, str], str] = {}
-    keys: dict[str, list[str]] = {}
-    proposed: dict[str, tuple[str, str]] = {}
+    members: dict[str, Member] = {}
     for n, m in enumerate(mined):
         patch_ids = _patch_ids(m, cache)
         for job in m.jobs:
             fid = fixture_id(m.report.identity, job.head, config.split.salt)
             ids[(n, job.head)] = fid
-            # One namespace for a fixture's own commit and the fixes of its defects: a fix that is
-            # itself a fixture's change joins the two (a dev answer naming it would describe a
-            # held-out change).
-            commits = [job.head] + [d.fix for d in job.defects or ()]
-            keys[fid] = [f"commit:{c}" for c in commits] + ([f"patch:{patch_ids[job.head]}"] if job.head in patch_ids else [])
-            proposed[fid] = (job.split, m.report.name)
-    family = families(keys)
-    splits, _moved = assign(proposed, family, ledger)
+            keys = family_keys(job.head, [d.fix for d in job.defects or ()], patch_ids.get(job.head))
+            members[fid] = Member(job.split, m.report.name, keys)
+    splits, family = assign_splits(members, ledger)
     key = visible_key(config)
     old_key = None
     if previous is not None:
@@ -782,7 +765,7 @@ def _write_fixtures(
             old_key = json.loads((previous / MANIFEST).read_text(encoding="utf-8")).get("visible_key")
         except (OSError, ValueError):
             old_key = None
-    entries: list[dict[str, Any]] = []
+    entries: list[Written] = []
     for n, m in enumerate(mined):
         todo: list[FixtureJob] = []
         for job in m.jobs:
@@ -792,7 +775,7 @@ def _write_fixtures(
                 todo.append(job)
                 continue
             answer = _answer(m, replace(job, split=splits[fid]), reuse[1], family[fid], config)
-            entries.append(_entry(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
+            entries.append(write_fixture(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
         # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
         source = Source(m.report.name, m.report.identity)
         calls = ((RepoRef.of(m.repo), source, chunk, config) for chunk in chunks(todo, jobs, largest=8))
@@ -807,11 +790,11 @@ def _write_fixtures(
                             **_clean_fields(m, fixture.answer.head, fixture.answer.observed_days, config),
                         }
                     )
-                    entries.append(_entry(staging, answer, fixture.visible, family[fid]))
+                    entries.append(write_fixture(staging, answer, fixture.visible, family[fid]))
                     bar.update(1)
-    repos = {e["id"]: e["repository"] for e in entries}
+    repos = {str(w.entry["id"]): str(w.entry["repository"]) for w in entries}
     for m in mined:
-        lost = len(m.jobs) - sum(1 for e in entries if e["repository"] == m.report.name)
+        lost = len(m.jobs) - sum(1 for repository in repos.values() if repository == m.report.name)
         if lost:
             m.report.dropped["write"]["fixture_missing_object"] += lost
     written = {fid: split for fid, split in splits.items() if fid in repos}
@@ -830,16 +813,8 @@ def _patch_ids(m: _Mined, cache: Cache) -> dict[str, str]:
 
 def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) -> dict[str, Any]:
     """What an answer records of how clean a clean fixture is (nothing for a bug fixture)."""
-    if observed is None:
-        return {}
     picked, survival = m.clean.get(head, ("", None))
-    return {
-        "clean_confidence": confidence(observed, survival, config),
-        "wait_days": config.clean.wait_days,
-        "survival": survival,
-        "stratum": picked or None,
-        "judge": m.verdicts.get(head),
-    }
+    return answer_fields(observed, picked, survival, m.verdicts.get(head), config)
 
 
 def _answer(m: _Mined, job: FixtureJob, blanked: list[Any], family: str, config: Config) -> Answer:
@@ -853,20 +828,6 @@ def _answer(m: _Mined, job: FixtureJob, blanked: list[Any], family: str, config:
         family=family,
         **_clean_fields(m, job.head, job.observed_days, config),
     )
-
-
-def _entry(staging: Staging, answer: Answer, visible: Visible | str, family: str) -> dict[str, Any]:
-    visible_file, answer_file = staging.add(answer, visible)
-    return {
-        "id": answer.id,
-        "kind": answer.kind,
-        "split": answer.split,
-        "repository": answer.repository,
-        "family": family,
-        "visible": visible_file,
-        "answer": answer_file,
-        "_fresh": answer.fresh,
-    }
 
 
 def summary_table(result: BuildResult, config: Config | None = None) -> str:

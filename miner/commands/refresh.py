@@ -13,9 +13,9 @@ import shutil
 from pathlib import Path
 
 from miner.core.errors import MinerError
-from miner.core.output import open_output
+from miner.core.output import MANIFEST, dumps, open_output
 from miner.stages.ledger import LEDGER, Ledger, refresh
-from miner.stages.write import MANIFEST, dumps, fresh_counts, write_atomic
+from miner.stages.write import Written, assemble_manifest, write_atomic
 
 
 def _read_ids(path: Path) -> set[str]:
@@ -57,8 +57,9 @@ def refresh_output(
             answers[fid] = answers[fid].model_copy(update={"split": "dev"})
             write_atomic(staging / "answers" / f"{fid}.json", dumps(answers[fid].model_dump(mode="json")))
         entries = [e.model_copy(update={"split": "dev"}) if e.id in moved else e for e in fixtures.manifest.fixtures]
-        fresh = fresh_counts(fixtures.manifest.fresh, ((e.split, answers[e.id].fresh) for e in entries))
-        write_atomic(staging / MANIFEST, fixtures.manifest.model_copy(update={"fixtures": entries, "fresh": fresh}).json_text())
+        fields = fixtures.manifest.model_dump(mode="json", exclude={"fixtures", "fresh"})
+        written = (Written(e.model_dump(mode="json"), answers[e.id].fresh) for e in entries)
+        write_atomic(staging / MANIFEST, assemble_manifest(fields, fixtures.manifest.fresh, written).json_text())
         write_atomic(staging / LEDGER, dumps(new.model_dump(mode="json")))
         old = out.parent / f".miner-old-{out.name}"
         if old.exists():

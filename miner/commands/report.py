@@ -22,8 +22,8 @@ from miner.commands.audit import audit
 from miner.commands.score import strongest_tier
 from miner.core.config import TIERS, load_config
 from miner.core.errors import MinerError
-from miner.core.output import FixtureSet, open_output
-from miner.stages.write import dumps, write_atomic
+from miner.core.output import FixtureSet, dumps, open_output
+from miner.stages.write import write_atomic
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,21 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from miner.core.config import Tier
 from miner.core.errors import OutputDirError
 from miner.core.records import Answer, Fixture, Visible
-from miner.stages.write import MANIFEST, dumps
+
+MANIFEST = "manifest.json"
+
+
+def dumps(data: Any) -> str:
+    """The one JSON form miner writes: sorted keys, UTF-8, stable across runs."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
 
 Kind = Literal["bug", "clean"]
 Split = Literal["dev", "heldout"]

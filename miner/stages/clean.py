@@ -20,16 +20,16 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from miner.core.classify import has_fix_word, has_generated_marker, is_bot, path_kind, plain_subject, reverted_shas
 from miner.core.config import Config
 from miner.core.errors import MissingObjectError
 from miner.core.lexer import code_lines, code_tokens
-from miner.core.records import CleanPick, CommitMeta, FileDiff
+from miner.core.records import CleanPick, CommitMeta, FileDiff, Verdict
 from miner.git import BlameHit, Repo
 from miner.stages.vet import Sides, neutral, sides_reader
 
@@ -109,6 +109,38 @@ def confidence(observed_days: int, survival: float | None, config: Config) -> Li
     if survival is not None and survival < config.clean.min_survival:
         return "medium"
     return "high"
+
+
+def answer_fields(
+    observed_days: int | None, picked: str, survival: float | None, verdict: Verdict | None, config: Config
+) -> dict[str, Any]:
+    """What a clean fixture's answer records of how clean it is: the confidence (see ``confidence``),
+    the wait it was held to, the share of its lines still standing, its stratum, and the judge's
+    verdict. Nothing for a bug fixture (``observed_days`` None)."""
+    if observed_days is None:
+        return {}
+    return {
+        "clean_confidence": confidence(observed_days, survival, config),
+        "wait_days": config.clean.wait_days,
+        "survival": survival,
+        "stratum": picked or None,
+        "judge": verdict,
+    }
+
+
+def survival_shares(
+    added: Mapping[str, Mapping[str, int]], authors: Mapping[str, Mapping[str, int] | None]
+) -> dict[str, float | None]:
+    """Per clean pick, the share of the source lines it added (``added``: pick -> path -> lines)
+    that blame at the head still gives to it (``authors``: path -> commit -> lines). Files gone
+    from the head are left out of the share (unknown, rather than counted as gone)."""
+    found: dict[str, float | None] = {}
+    for sha, files in added.items():
+        present = {path: n for path, n in files.items() if authors.get(path) is not None}
+        total = sum(present.values())
+        standing = sum(min(n, (authors[path] or {}).get(sha, 0)) for path, n in present.items())
+        found[sha] = round(standing / total, 4) if total else None
+    return found
 
 
 def sample_order(sha: str, seed: int) -> str:

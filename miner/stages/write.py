@@ -9,22 +9,16 @@ it is miner's own output (or empty), so no one's files are lost.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from miner.core.errors import OutputDirError, OutputLockedError
+from miner.core.output import MANIFEST, Manifest, dumps
 from miner.core.records import Answer, Visible
-
-MANIFEST = "manifest.json"
-
-
-def dumps(data: Any) -> str:
-    """The one JSON form miner writes: sorted keys, UTF-8, stable across runs."""
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def write_atomic(path: Path, text: str, durable: bool = True) -> None:
@@ -179,3 +173,35 @@ def fresh_counts(names: Iterable[str], fixtures: Iterable[tuple[str, dict[str, b
             if name in counts:
                 counts[name][split] = counts[name].get(split, 0) + int(is_fresh)
     return {name: dict(sorted(c.items())) for name, c in counts.items()}
+
+
+@dataclass(frozen=True)
+class Written:
+    """A fixture as the manifest lists it (``entry``), and its answer's freshness claims, which the
+    manifest counts."""
+
+    entry: dict[str, Any]
+    fresh: dict[str, bool]
+
+
+def write_fixture(staging: Staging, answer: Answer, visible: Visible | str, family: str) -> Written:
+    """Write one fixture into ``staging``; what the manifest says of it."""
+    visible_file, answer_file = staging.add(answer, visible)
+    entry = {
+        "id": answer.id,
+        "kind": answer.kind,
+        "split": answer.split,
+        "repository": answer.repository,
+        "family": family,
+        "visible": visible_file,
+        "answer": answer_file,
+    }
+    return Written(entry, answer.fresh)
+
+
+def assemble_manifest(fields: Mapping[str, Any], cutoffs: Iterable[str], fixtures: Iterable[Written]) -> Manifest:
+    """The manifest: ``fields`` (provenance, settings, repositories), the fixtures sorted by id, and
+    per cutoff how many fixtures of each split are fresh. A build and a refresh both make it here."""
+    ordered = sorted(fixtures, key=lambda w: str(w.entry["id"]))
+    fresh = fresh_counts(cutoffs, ((str(w.entry["split"]), w.fresh) for w in ordered))
+    return Manifest.model_validate({**fields, "fresh": fresh, "fixtures": [w.entry for w in ordered]})
