@@ -95,6 +95,7 @@ class Repo:
         # Per-instance caches (an lru_cache on a method would keep every Repo ever opened alive).
         self._metas: OrderedDict[str, CommitMeta | None] = OrderedDict()
         self._cosmetic: dict[str, bool] = {}
+        self._counted: OrderedDict[tuple[str, str], int] = OrderedDict()  # (rev, word) -> occurrences
         self._removed: dict[str, dict[str, tuple[str, ...]]] = {}
         self.promisor = self._promisor_remote()
         if overlay is None and self.promisor is not None:
@@ -594,19 +595,29 @@ class Repo:
         every text file (one ``git grep`` over all of them)."""
         revs, words = sorted(set(revs)), sorted(set(words))
         found: dict[str, Counter[str]] = {rev: Counter() for rev in revs}
-        if not revs or not words:
-            return found
-        args = ["grep", "-I", "-o", "-w", "-F", "--no-color"]
-        for word in words:
-            args += ["-e", word]
-        proc = subprocess.run(self._git(*args, *revs, *self._pathspec()), capture_output=True, env=self._env)
-        if proc.returncode not in (0, 1):  # 1: nothing matched
-            self._fail("grep", proc.stderr)
-        for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
-            rev, _, rest = line.partition(":")
-            word = rest.rsplit(":", 1)[-1]
-            if rev in found:
-                found[rev][word] += 1
+        asked = [rev for rev in revs if any((rev, word) not in self._counted for word in words)]
+        if asked and words:  # a fix's labels ask about the same names at the same parent: counted once
+            args = ["grep", "-I", "-o", "-w", "-F", "--no-color"]
+            for word in words:
+                args += ["-e", word]
+            proc = subprocess.run(self._git(*args, *asked, *self._pathspec()), capture_output=True, env=self._env)
+            if proc.returncode not in (0, 1):  # 1: nothing matched
+                self._fail("grep", proc.stderr)
+            counted: dict[str, Counter[str]] = {rev: Counter() for rev in asked}
+            for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+                rev, _, rest = line.partition(":")
+                word = rest.rsplit(":", 1)[-1]
+                if rev in counted:
+                    counted[rev][word] += 1
+            for rev in asked:
+                for word in words:
+                    self._counted[(rev, word)] = counted[rev][word]
+            while len(self._counted) > 65536:
+                self._counted.popitem(last=False)
+        for rev in revs:
+            for word in words:
+                if self._counted.get((rev, word)):
+                    found[rev][word] = self._counted[(rev, word)]
         return found
 
     def same_lines(self, new: str, old: str, path: str, lines: Iterable[int]) -> dict[int, int]:

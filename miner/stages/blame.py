@@ -88,8 +88,14 @@ def victim(fix: FixCommit, intro: str, text: FixText, config: Config, history: H
     if not gone:
         return ()
     parent = fix.meta.parents[0]
-    counts = history.occurrences((intro, parent), gone)
-    return tuple(sorted(w for w in gone if counts[parent][w] <= removed[w] < counts[intro][w]))
+    # The fix's parent first: most names are still used elsewhere there, and then the tree of
+    # ``intro`` need not be searched at all (each search reads a whole tree).
+    at_parent = history.occurrences((parent,), gone)[parent]
+    stale = {w for w in gone if at_parent[w] <= removed[w]}
+    if not stale:
+        return ()
+    at_intro = history.occurrences((intro,), stale)[intro]
+    return tuple(sorted(w for w in stale if removed[w] < at_intro[w]))
 
 
 def _words(line: str, keywords: Iterable[str]) -> list[str]:
