@@ -1,8 +1,15 @@
 """``miner build``: run the stages over each repository and write the fixture set.
 
-walk fix commits -> blame back to the introducing commit -> pick clean commits -> strip
-hints (inside fixture assembly) -> split -> write. Each stage counts what it dropped and
-why; the counts land in the manifest and in the summary printed at the end.
+For each repository (``_mine``): walk history (``stages.walk``; reusing the cached walk) ->
+vet the fix candidates (``stages.vet``) -> blame them back to the introducing commits
+(``stages.blame``, started from ``stages.anchors``) -> keep the bug candidates that clear the
+tier bar, the window and the size limit, cut to the lines their change added -> ask the judge,
+if there is one (``stages.judge``) -> sample clean commits (``stages.clean``). Then, over all
+repositories (``_write_fixtures``): assign splits by family and ledger (``stages.split``) ->
+assemble each fixture, hints stripped (``stages.fixture``, ``stages.strip``) -> write it and
+the manifest (``stages.write``). Each stage counts what it dropped and why; the counts land in
+the manifest and in the summary printed at the end. Before mining, a repository is given a
+commit-graph overlay (``git.overlay``) and, if it is a partial clone, the objects it lacks.
 
 The expensive parts (blame, fixture assembly) run as tasks on an executor (inline, a
 process pool, or Dask); results are merged in a fixed order, so every engine and every
@@ -60,7 +67,15 @@ from miner.stages.ledger import LEDGER, Ledger, updated
 from miner.stages.split import Member, assign_splits, family_keys, repository_split
 from miner.stages.vet import vet_fixes
 from miner.stages.walk import find_fixes
-from miner.stages.write import Staging, Written, assemble_manifest, check_destination, check_outside, write_fixture
+from miner.stages.write import (
+    Staging,
+    Written,
+    assemble_manifest,
+    check_destination,
+    check_outside,
+    earlier_fixture,
+    write_fixture,
+)
 
 _LOG = logging.getLogger(__name__)
 
@@ -731,18 +746,6 @@ def _sizes(metas: list[CommitMeta | None]) -> dict[str, float | int]:
     }
 
 
-def _reusable(previous: Path | None, fid: str, key: str, old_key: str | None) -> tuple[str, list[Any]] | None:
-    """The visible file and blanked list of an earlier build, when made with the same settings."""
-    if previous is None or old_key != key:
-        return None
-    try:
-        text = (previous / "visible" / f"{fid}.json").read_text(encoding="utf-8")
-        blanked = json.loads((previous / "answers" / f"{fid}.json").read_text(encoding="utf-8"))["blanked"]
-    except (OSError, ValueError, KeyError):
-        return None
-    return text, blanked
-
-
 def _write_fixtures(
     run: Run, mined: list[_Mined], staging: Staging, ledger: Ledger, previous: Path | None
 ) -> tuple[list[Written], Ledger]:
@@ -770,7 +773,7 @@ def _write_fixtures(
         todo: list[FixtureJob] = []
         for job in m.jobs:
             fid = ids[(n, job.head)]
-            reuse = _reusable(previous, fid, key, old_key)
+            reuse = earlier_fixture(previous, fid, key, old_key)
             if reuse is None:
                 todo.append(job)
                 continue

@@ -7,8 +7,9 @@ The labeller runs blind to the trailers (``labels.blame_only``) on exactly those
 each (fix, named commit) pair is scored: a label is right when its introducing commit is one
 the trailer named.
 
-Scoring (``score``) is a pure function of the truth and the labels; only ``calibrate`` talks
-to git.
+Scoring (``score``) is a pure function of the truth and the labels; ``calibrate`` reads the
+repository. ``benchmark`` and ``label_fix`` give a benchmark (``scripts/bench_szz.py``) the same
+fixes and the same labeller.
 """
 
 from __future__ import annotations

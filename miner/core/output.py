@@ -1,4 +1,5 @@
-"""Reading a fixture set: the typed manifest, and the fixtures one by one.
+"""Reading a fixture set: the typed manifest, and the fixtures one by one; and the one JSON form
+miner writes (``dumps``).
 
 ``open_output(path)`` is the one way into what ``miner build`` wrote, for miner's own commands
 (explain, refresh, audit, materialize), its scripts, and anyone building on the format::

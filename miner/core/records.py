@@ -1,4 +1,5 @@
-"""Every record that flows between stages, typed and frozen, in one place."""
+"""The records that flow between stages and into the output, typed and frozen (pydantic), in one
+place. A stage's own small inputs (a ``FixtureJob``, a clean ``Quota``) are dataclasses beside it."""
 
 from __future__ import annotations
 

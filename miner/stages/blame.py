@@ -1,4 +1,4 @@
-"""Stage 2: blame what each fix changed back to the commit that introduced it (SZZ).
+"""Stage 3: blame what each fix changed back to the commit that introduced it (SZZ).
 
 For every fix, the code lines it removed or changed are blamed at its first parent, skipping
 blank and comment-only lines (a real lexer decides), tests, docs, vendored and generated

@@ -1,4 +1,4 @@
-"""Stage 3: pick clean commits: changes that nothing later fixed or reverted.
+"""Stage 4: pick clean commits: changes that nothing later fixed or reverted.
 
 A candidate must look like a pull request a reviewer could be handed: source code changed (not
 only tests, docs, examples, configuration, vendored or generated files), code added (not a

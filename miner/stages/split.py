@@ -1,11 +1,11 @@
-"""Stage 5: assign splits and freshness.
+"""Stage 6: assign splits, families and freshness.
 
-A repository is wholly held out or wholly dev, and no family of fixtures (shared introducing
-commit, shared fix, same patch) straddles splits: when the members of a family would land in
-different splits, held-out wins, so nothing the held-out set depends on can be seen in dev. A
-fixture the ledger (``miner.stages.ledger``) already places keeps its split. The choice is an explicit list in the
-config, or a stable salted hash of the repository's identity (its root commit), so every
-machine makes the same choice whatever the clock, time zone or order of arguments.
+A repository is wholly held out or wholly dev: an explicit list in the config, or a stable
+salted hash of the repository's identity (its root commit), so every machine makes the same
+choice whatever the clock, time zone or order of arguments. No family of fixtures (shared
+introducing commit, shared fix, same patch) straddles splits: when the members of a family would
+land in different splits, held-out wins, so nothing the held-out set depends on can be seen in
+dev. A fixture the ledger (``miner.stages.ledger``) already places keeps its split.
 """
 
 from __future__ import annotations

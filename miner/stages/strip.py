@@ -1,4 +1,4 @@
-"""Stage 4: strip hints from what the reviewer will see.
+"""Stage 5: strip hints from what the reviewer will see.
 
 Descriptions lose trailers, issue and PR references, links, e-mail addresses and anything
 that looks like a commit SHA or names a commit. Comments on the change's added lines that flag a

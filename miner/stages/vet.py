@@ -1,4 +1,4 @@
-"""Vet the fixes: does a commit that says it fixes something repair behaviour?
+"""Stage 2: vet the fixes: does a commit that says it fixes something repair behaviour?
 
 The walk finds fix candidates by their words, and words overclaim: "fix typing of X", "fix the
 docs link", "feat: ..., fixes a small bug along the way", a revert of a commit pushed by mistake.

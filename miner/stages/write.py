@@ -1,14 +1,17 @@
-"""Stage 6: write the fixture set, atomically.
+"""Stage 7: write the fixture set, atomically, and its manifest.
 
 Everything is written into a staging directory beside the destination and moved into place
 only when complete, with ``manifest.json`` last: an interrupted build leaves no directory
 that looks finished, and an existing output is replaced only with ``--force`` and only if
-it is miner's own output (or empty), so no one's files are lost.
+it is miner's own output (or empty), so no one's files are lost. The manifest (with its counts
+of fresh fixtures) is assembled here for a build and for ``miner split refresh`` alike; a
+rebuild with unchanged settings writes an earlier build's visible parts again as they were.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 from collections.abc import Iterable, Mapping
@@ -205,3 +208,17 @@ def assemble_manifest(fields: Mapping[str, Any], cutoffs: Iterable[str], fixture
     ordered = sorted(fixtures, key=lambda w: str(w.entry["id"]))
     fresh = fresh_counts(cutoffs, ((str(w.entry["split"]), w.fresh) for w in ordered))
     return Manifest.model_validate({**fields, "fresh": fresh, "fixtures": [w.entry for w in ordered]})
+
+
+def earlier_fixture(previous: Path | None, fid: str, key: str, old_key: str | None) -> tuple[str, list[Any]] | None:
+    """The visible file and blanked list of fixture ``fid`` in the output of an earlier build, when
+    that build made visible parts with the same settings (``key``, its ``old_key``): a rebuild
+    writes them again as they were instead of assembling them anew."""
+    if previous is None or old_key != key:
+        return None
+    try:
+        text = (previous / "visible" / f"{fid}.json").read_text(encoding="utf-8")
+        blanked = json.loads((previous / "answers" / f"{fid}.json").read_text(encoding="utf-8"))["blanked"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return text, blanked
