@@ -3,8 +3,9 @@
 For each repository (``_mine``): walk history (``stages.walk``; reusing the cached walk) ->
 vet the fix candidates (``stages.vet``) -> blame them back to the introducing commits
 (``stages.blame``, started from ``stages.anchors``) -> keep the bug candidates that clear the
-tier bar, the window and the size limit, cut to the lines their change added -> ask the judge,
-if there is one (``stages.judge``) -> sample clean commits (``stages.clean``). Then, over all
+tier bar, the window and the size limit, cut to the lines their change added (``stages.bug``)
+-> ask the judge, if there is one (``stages.judge``) -> sample clean commits (``stages.clean``),
+with the share of their lines still standing. Then, over all
 repositories (``_write_fixtures``): assign splits by family and ledger (``stages.split``) ->
 assemble each fixture, hints stripped (``stages.fixture``, ``stages.strip``) -> write it and
 the manifest (``stages.write``). Each stage counts what it dropped and why; the counts land in
@@ -41,7 +42,7 @@ from miner.core.config import Config
 from miner.core.errors import MinerError, MissingObjectError, PromisorUnreachableError
 from miner.core.output import MANIFEST, STAGES, dumps
 from miner.core.records import Answer, CleanPick, CommitMeta, Defect, FixCommit, Label, Verdict, iso
-from miner.git import Repo, runs
+from miner.git import Repo
 from miner.git.overlay import overlay_graphs, write_overlay
 from miner.runner.cache import Cache, labels_key, visible_key
 from miner.runner.engine import (
@@ -59,9 +60,9 @@ from miner.runner.engine import (
     make_executor,
 )
 from miner.stages import anchors
-from miner.stages.blame import tier_allowed
+from miner.stages.bug import bug_heads, on_added_lines
 from miner.stages.clean import FixTouches, Known, Quota, answer_fields, pick_clean, stratum, survival_shares, wanted
-from miner.stages.fixture import FixtureJob, Source, added_lines, decode, fixture_id, make_answer
+from miner.stages.fixture import FixtureJob, Source, decode, fixture_id, make_answer
 from miner.stages.judge import Judge, Shown, bug_packet, clean_packet, refusal
 from miner.stages.ledger import LEDGER, Ledger, updated
 from miner.stages.split import Member, assign_splits, family_keys, repository_split
@@ -486,34 +487,6 @@ def _anchor(run: Run, target: _Target, todo: list[FixCommit], metas: dict[str, C
     return str(where) if tips else None
 
 
-def _bug_heads(
-    labels: list[Label], lookup: Callable[[str], CommitMeta | None], config: Config, window: Window, dropped: Counter[str]
-) -> dict[str, tuple[Defect, ...]]:
-    """Introducing commit -> its defects, from every label that clears the tier bar."""
-    heads: dict[str, list[Defect]] = {}
-    for lab in labels:
-        if lab.intro is None or lab.tier is None:
-            continue
-        if not tier_allowed(lab.tier, config.labels.min_tier):
-            dropped[f"below_min_tier_{lab.tier}"] += 1
-            continue
-        meta = lookup(lab.intro)
-        if meta is None:
-            dropped["intro_unreadable"] += 1
-            continue
-        if not window.holds(meta.committed):
-            dropped["outside_window"] += 1
-            continue
-        if meta.changed_lines > config.labels.max_intro_changed_lines:
-            dropped["intro_too_large"] += 1
-            continue
-        if not meta.paths_are_utf8:
-            dropped["non_utf8_path"] += 1
-            continue
-        heads.setdefault(lab.intro, []).extend(lab.defects)
-    return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}
-
-
 def _mine(run: Run, target: _Target) -> _Mined:
     """One repository through the stages: walk, vet, blame, bug, clean; the jobs of its fixtures."""
     config, window, judge = run.config, run.window, run.judge
@@ -553,7 +526,7 @@ def _mine(run: Run, target: _Target) -> _Mined:
     def lookup(sha: str) -> CommitMeta | None:
         return metas.get(sha) or repo.meta(sha)
 
-    bugs = _on_added_lines(repo, _bug_heads(labels, lookup, config, window, report.dropped["bug"]), report.dropped["bug"])
+    bugs = on_added_lines(repo, bug_heads(labels, lookup, config, window.holds, report.dropped["bug"]), report.dropped["bug"])
     verdicts: dict[str, Verdict] = {}
     if judge is not None:
         bugs = _judged_bugs(run, repo, name, bugs, lookup, report.dropped["judge"])
@@ -586,28 +559,6 @@ def _mine(run: Run, target: _Target) -> _Mined:
         clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks},
         verdicts=verdicts,
     )
-
-
-def _on_added_lines(repo: Repo, bugs: dict[str, tuple[Defect, ...]], dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
-    """Each defect cut to the lines the change added, as its own diff shows them (the diff a reviewer
-    sees): blame may give a change a line its diff shows as context. A fixture left with no line is
-    dropped (``defect_lines_not_added``)."""
-    kept: dict[str, tuple[Defect, ...]] = {}
-    for sha, defects in sorted(bugs.items()):
-        try:
-            added = added_lines(repo.patch(repo.first_parent(sha), sha))
-        except MissingObjectError:
-            kept[sha] = defects  # the fixture stage counts what it cannot read
-            continue
-        cut: list[Defect] = []
-        for d in defects:
-            lines = sorted(n for n in range(d.line_start, d.line_end + 1) if n in added.get(d.path, set()))
-            cut += [d.model_copy(update={"line_start": a, "line_end": b}) for a, b in runs(lines)] if lines else []
-        if cut:
-            kept[sha] = tuple(cut)
-        else:
-            dropped["defect_lines_not_added"] += 1
-    return kept
 
 
 def _judged_bugs(
