@@ -29,7 +29,7 @@ import statistics
 import tempfile
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from miner.core.classify import path_kind, with_vendored
 from miner.core.config import Config
 from miner.core.errors import MinerError, MissingObjectError, PromisorUnreachableError
 from miner.core.output import MANIFEST, STAGES, dumps
-from miner.core.records import Answer, CleanPick, CommitMeta, Defect, FixCommit, Label, Verdict, iso
+from miner.core.records import Answer, CleanPick, CommitMeta, FixCommit, Label, Verdict, iso
 from miner.git import Repo
 from miner.git.overlay import overlay_graphs, write_overlay
 from miner.runner.cache import Cache, labels_key, visible_key
@@ -62,8 +62,8 @@ from miner.runner.engine import (
 from miner.stages import anchors
 from miner.stages.bug import bug_heads, on_added_lines
 from miner.stages.clean import FixTouches, Known, Quota, answer_fields, pick_clean, stratum, survival_shares, wanted
-from miner.stages.fixture import FixtureJob, Source, decode, fixture_id, make_answer
-from miner.stages.judge import Judge, Shown, bug_packet, clean_packet, refusal
+from miner.stages.fixture import FixtureJob, Source, fixture_id, make_answer
+from miner.stages.judge import Asked, Judge, JudgedClean, judged_bugs
 from miner.stages.ledger import LEDGER, Ledger, updated
 from miner.stages.split import Member, assign_splits, family_keys, repository_split
 from miner.stages.vet import vet_fixes
@@ -529,7 +529,7 @@ def _mine(run: Run, target: _Target) -> _Mined:
     bugs = on_added_lines(repo, bug_heads(labels, lookup, config, window.holds, report.dropped["bug"]), report.dropped["bug"])
     verdicts: dict[str, Verdict] = {}
     if judge is not None:
-        bugs = _judged_bugs(run, repo, name, bugs, lookup, report.dropped["judge"])
+        bugs = judged_bugs(judge, Asked(repo, name, run.jobs, run.progress), bugs, lookup, report.dropped["judge"])
     bug_strata = [stratum(meta, config) for meta in (lookup(sha) for sha in sorted(bugs)) if meta is not None]
     blamed = {sha for lab in labels for sha in lab.blamed}
     in_window = [m for m in metas.values() if window.holds(m.committed)]
@@ -539,7 +539,7 @@ def _mine(run: Run, target: _Target) -> _Mined:
     checks = _CleanChecks(run, repo, head, fix_shas)
     check: Callable[[CommitMeta], str | None] = checks
     if judge is not None:
-        check = _JudgedClean(checks, repo, name, judge, verdicts, report.dropped["judge"])
+        check = JudgedClean(checks, judge, Asked(repo, name), verdicts, report.dropped["judge"])
     known = Known(
         int(head_date.timestamp()), blamed, fix_shas, FixTouches((f.meta for f in fixes), config.clean.fix_window_scope)
     )
@@ -559,106 +559,6 @@ def _mine(run: Run, target: _Target) -> _Mined:
         clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks},
         verdicts=verdicts,
     )
-
-
-def _judged_bugs(
-    run: Run,
-    repo: Repo,
-    name: str,
-    bugs: dict[str, tuple[Defect, ...]],
-    lookup: Callable[[str], CommitMeta | None],
-    dropped: Counter[str],
-) -> dict[str, tuple[Defect, ...]]:
-    """The bug candidates the judge keeps, each defect carrying the verdict on its (change, fix) pair."""
-    judge = run.judge
-    assert judge is not None
-    pairs = [(sha, fix) for sha, defects in sorted(bugs.items()) for fix in sorted({d.fix for d in defects})]
-    # The packets are read here, in this thread (the repository and its caches are not shared across
-    # threads); only the judge's own runs, which are slow, go side by side.
-    packets = [_bug_packet(repo, name, sha, fix, [d for d in bugs[sha] if d.fix == fix], lookup) for sha, fix in pairs]
-
-    def ask(n: int) -> Verdict:
-        return judge.ask(packets[n], pairs[n][1])
-
-    with (
-        ThreadPoolExecutor(max_workers=max(1, run.jobs)) as threads,
-        tqdm(total=len(pairs), desc=f"{name}: judge", disable=not run.progress, unit="pair", leave=False) as bar,
-    ):
-        found: dict[tuple[str, str], Verdict] = {}
-        for pair, verdict in zip(pairs, threads.map(ask, range(len(pairs)))):
-            found[pair] = verdict
-            bar.update()
-    kept: dict[str, tuple[Defect, ...]] = {}
-    for sha, defects in sorted(bugs.items()):
-        mine: list[Defect] = []
-        refused: list[str] = []
-        for fix in sorted({d.fix for d in defects}):
-            verdict = found[(sha, fix)]
-            if verdict.status != "ok":
-                dropped["judge_failed"] += 1
-            why = refusal(verdict)
-            if why:
-                refused.append(why)
-                continue
-            mine += [
-                d.model_copy(update={"evidence": d.evidence.model_copy(update={"judge": verdict})})
-                for d in defects
-                if d.fix == fix
-            ]
-        if mine:
-            kept[sha] = tuple(mine)
-        else:
-            dropped[refused[0]] += 1
-    return kept
-
-
-def _bug_packet(
-    repo: Repo, name: str, sha: str, fix: str, defects: list[Defect], lookup: Callable[[str], CommitMeta | None]
-) -> dict[str, object]:
-    meta, fix_meta = lookup(sha), lookup(fix)
-    lines: list[dict[str, object]] = []
-    for d in defects:
-        text = decode(repo.blob(sha, d.path) or b"")[0].split("\n")
-        lines.append(
-            {
-                "path": d.path,
-                "line_start": d.line_start,
-                "line_end": d.line_end,
-                "text": "\n".join(text[d.line_start - 1 : d.line_end]),
-            }
-        )
-    change = Shown(sha, meta.message if meta else "", _patch_text(repo, sha))
-    return bug_packet(name, change, Shown(fix, fix_meta.message if fix_meta else "", _patch_text(repo, fix)), lines)
-
-
-def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
-    """A commit's diff for a judge, cut at ``limit`` characters (a judge reads it whole otherwise)."""
-    text = decode(repo.patch(repo.first_parent(sha), sha))[0]
-    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
-
-
-class _JudgedClean:
-    """The clean stage's check, then the judge's: a refused candidate gives way to the next in the sample."""
-
-    def __init__(
-        self, checks: _CleanChecks, repo: Repo, name: str, judge: Judge, verdicts: dict[str, Verdict], dropped: Counter[str]
-    ) -> None:
-        self.checks, self.repo, self.name, self.judge, self.verdicts, self.dropped = checks, repo, name, judge, verdicts, dropped
-
-    def plan(self, order: list[CommitMeta]) -> None:
-        self.checks.plan(order)
-
-    def __call__(self, meta: CommitMeta) -> str | None:
-        reason = self.checks(meta)
-        if reason:
-            return reason
-        verdict = self.judge.ask(clean_packet(self.name, meta.sha, meta.message, _patch_text(self.repo, meta.sha)))
-        if verdict.status != "ok":
-            self.dropped["judge_failed"] += 1
-        why = refusal(verdict)
-        if why is None:
-            self.verdicts[meta.sha] = verdict
-        return why
 
 
 def _survival(run: Run, repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta]) -> dict[str, float | None]:

@@ -15,7 +15,8 @@ rubric's answers (``ADJUDICATION.md``) as a JSON object on stdout:
 Each verdict is kept in the answer (never in the visible part). A judge that fails (a non-zero
 exit, a timeout, output that is not such an object) refuses nothing: the candidate is kept, its
 verdict says ``error``, and the build reports how many failed. Verdicts are cached in the output by
-a digest of the command and the packet, so a rebuild asks only about what is new.
+a digest of the command and the packet, so a rebuild asks only about what is new. The packets are
+read from the repository here (``judged_bugs``, ``JudgedClean``); the build decides when to ask.
 """
 
 from __future__ import annotations
@@ -24,12 +25,19 @@ import hashlib
 import json
 import shlex
 import subprocess
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pydantic import ValidationError
+from tqdm import tqdm
 
 from miner.core.errors import MinerError
-from miner.core.records import Verdict
+from miner.core.records import CommitMeta, Defect, Verdict
+from miner.git import Repo
+from miner.stages.clean import Planned
+from miner.stages.fixture import decode
 
 PACKET_VERSION = 1
 
@@ -150,3 +158,114 @@ def clean_packet(repository: str, change: str, message: str, diff: str) -> dict[
         "diff": diff,
         "answer": {"plausible_pr": "one of yes|no", "later_fixed": "one of yes|no|unsure", "real_defect": "one of yes|no|unsure"},
     }
+
+
+@dataclass(frozen=True)
+class Asked:
+    """Where a judge's questions about one repository come from: the repository the packets are
+    read from, its name in the output, how many questions run side by side, and whether to show
+    progress."""
+
+    repo: Repo
+    name: str
+    jobs: int = 1
+    progress: bool = False
+
+
+def judged_bugs(
+    judge: Judge,
+    asked: Asked,
+    bugs: dict[str, tuple[Defect, ...]],
+    lookup: Callable[[str], CommitMeta | None],
+    dropped: Counter[str],
+) -> dict[str, tuple[Defect, ...]]:
+    """The bug candidates the judge keeps, each defect carrying the verdict on its (change, fix) pair."""
+    name = asked.name
+    pairs = [(sha, fix) for sha, defects in sorted(bugs.items()) for fix in sorted({d.fix for d in defects})]
+    # The packets are read here, in this thread (the repository and its caches are not shared across
+    # threads); only the judge's own runs, which are slow, go side by side.
+    packets = [_bug_packet(asked, sha, fix, [d for d in bugs[sha] if d.fix == fix], lookup) for sha, fix in pairs]
+
+    def ask(n: int) -> Verdict:
+        return judge.ask(packets[n], pairs[n][1])
+
+    with (
+        ThreadPoolExecutor(max_workers=max(1, asked.jobs)) as threads,
+        tqdm(total=len(pairs), desc=f"{name}: judge", disable=not asked.progress, unit="pair", leave=False) as bar,
+    ):
+        found: dict[tuple[str, str], Verdict] = {}
+        for pair, verdict in zip(pairs, threads.map(ask, range(len(pairs)))):
+            found[pair] = verdict
+            bar.update()
+    kept: dict[str, tuple[Defect, ...]] = {}
+    for sha, defects in sorted(bugs.items()):
+        mine: list[Defect] = []
+        refused: list[str] = []
+        for fix in sorted({d.fix for d in defects}):
+            verdict = found[(sha, fix)]
+            if verdict.status != "ok":
+                dropped["judge_failed"] += 1
+            why = refusal(verdict)
+            if why:
+                refused.append(why)
+                continue
+            mine += [
+                d.model_copy(update={"evidence": d.evidence.model_copy(update={"judge": verdict})})
+                for d in defects
+                if d.fix == fix
+            ]
+        if mine:
+            kept[sha] = tuple(mine)
+        else:
+            dropped[refused[0]] += 1
+    return kept
+
+
+def _bug_packet(
+    asked: Asked, sha: str, fix: str, defects: list[Defect], lookup: Callable[[str], CommitMeta | None]
+) -> dict[str, object]:
+    repo, name = asked.repo, asked.name
+    meta, fix_meta = lookup(sha), lookup(fix)
+    lines: list[dict[str, object]] = []
+    for d in defects:
+        text = decode(repo.blob(sha, d.path) or b"")[0].split("\n")
+        lines.append(
+            {
+                "path": d.path,
+                "line_start": d.line_start,
+                "line_end": d.line_end,
+                "text": "\n".join(text[d.line_start - 1 : d.line_end]),
+            }
+        )
+    change = Shown(sha, meta.message if meta else "", _patch_text(repo, sha))
+    return bug_packet(name, change, Shown(fix, fix_meta.message if fix_meta else "", _patch_text(repo, fix)), lines)
+
+
+def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
+    """A commit's diff for a judge, cut at ``limit`` characters (a judge reads it whole otherwise)."""
+    text = decode(repo.patch(repo.first_parent(sha), sha))[0]
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
+
+
+class JudgedClean:
+    """The clean stage's check, then the judge's: a refused candidate gives way to the next in the
+    sample. What the judge says of a kept one goes into ``verdicts``."""
+
+    def __init__(self, checks: Planned, judge: Judge, asked: Asked, verdicts: dict[str, Verdict], dropped: Counter[str]) -> None:
+        self.checks, self.judge, self.verdicts, self.dropped = checks, judge, verdicts, dropped
+        self.repo, self.name = asked.repo, asked.name
+
+    def plan(self, order: list[CommitMeta]) -> None:
+        self.checks.plan(order)
+
+    def __call__(self, meta: CommitMeta) -> str | None:
+        reason = self.checks(meta)
+        if reason:
+            return reason
+        verdict = self.judge.ask(clean_packet(self.name, meta.sha, meta.message, _patch_text(self.repo, meta.sha)))
+        if verdict.status != "ok":
+            self.dropped["judge_failed"] += 1
+        why = refusal(verdict)
+        if why is None:
+            self.verdicts[meta.sha] = verdict
+        return why
