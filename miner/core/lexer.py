@@ -87,11 +87,15 @@ C_FAMILY = (
     ".mm",
 )
 _C_TOKENS = re.compile(r"""(//[^\n]*|/\*.*?(?:\*/|\Z))|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`(?:\\.|[^`\\])*`?""", re.S)
+# Go's backquoted strings are raw: a backslash in one escapes nothing (`\` is one backslash), so a
+# JavaScript template's rule would run on past its closing quote.
+_GO_TOKENS = re.compile(r"""(//[^\n]*|/\*.*?(?:\*/|\Z))|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`[^`]*`?""", re.S)
 
 
-def _c_comments(text: str) -> list[tuple[int, int]]:
+def _c_comments(text: str, path: str = "") -> list[tuple[int, int]]:
     """Character ranges of the comments of a C-family source (strings are skipped whole)."""
-    return [m.span() for m in _C_TOKENS.finditer(text) if m.lastindex]
+    scanner = _GO_TOKENS if path.lower().endswith(".go") else _C_TOKENS
+    return [m.span() for m in scanner.finditer(text) if m.lastindex]
 
 
 def _masked(text: str, ranges: list[tuple[int, int]]) -> str:
@@ -188,7 +192,7 @@ def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
     if path.lower().endswith(C_FAMILY):
         if upto is not None:  # a lexer reads left to right: the lines up to ``upto`` need only what precedes them
             text = "\n".join(text.split("\n", upto)[:upto])
-        masked = _masked(text, _c_comments(text))
+        masked = _masked(text, _c_comments(text, path))
         return {n for n, line in enumerate(masked.split("\n"), 1) if line.strip()}
     lines = text.split("\n")
     lexer = _lexer(path)
@@ -211,7 +215,7 @@ def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
 def comment_spans(path: str, text: str) -> list[CommentSpan]:
     """Every comment in the file, split per line, with columns, for blanking in place."""
     if path.lower().endswith(C_FAMILY):
-        return _spans(text, _c_comments(text))
+        return _spans(text, _c_comments(text, path))
     if path.endswith((".py", ".pyi")):
         return _spans(text, _python_masks(text)[0])
     lexer = _lexer(path)
@@ -261,6 +265,14 @@ _C_TOKEN = re.compile(
 """,
     re.S | re.X,
 )
+_GO_TOKEN = re.compile(
+    r"""
+    "(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`[^`]*`?
+  | [A-Za-z_$][\w$]*|\d[\w.]*
+  | \S
+""",
+    re.S | re.X,
+)
 _QUOTES = "\"'`"
 
 
@@ -282,8 +294,9 @@ def code_tokens(path: str, text: str) -> list[str] | None:
     Strings are kept as ``S:<body>``. None when the language is not known."""
     lower = path.lower()
     if lower.endswith(C_FAMILY):
-        masked = _masked(text, _c_comments(text))
-        return [_normal_string(t) if t[0] in _QUOTES else t for t in _C_TOKEN.findall(masked)]
+        masked = _masked(text, _c_comments(text, path))
+        scanner = _GO_TOKEN if lower.endswith(".go") else _C_TOKEN
+        return [_normal_string(t) if t[0] in _QUOTES else t for t in scanner.findall(masked)]
     if lower.endswith((".py", ".pyi")):
         comments, _ = _python_masks(text)
         masked = _masked(text, sorted(comments))

@@ -70,3 +70,12 @@ def test_lines_up_to_a_bound_are_answered_as_without_it() -> None:
     for upto in range(1, 8):
         assert code_lines("f.js", text, upto) == {n for n in whole if n <= upto}, upto
     assert whole == {1, 3, 4, 5, 7}
+
+
+def test_a_go_raw_string_ends_at_its_backquote_even_after_a_backslash() -> None:
+    """In Go a backquoted string is raw: `\\` is one backslash and the string ends there. Read as a
+    JavaScript template (where a backslash escapes the quote), it would swallow the comments after it."""
+    text = "var s = []string{`-`, `\\`, `|`}\n// a comment\nx := `a`\n"
+    assert code_lines("spin.go", text) == {1, 3}
+    assert [s.text for s in comment_spans("spin.go", text)] == ["// a comment"]
+    assert code_lines("spin.js", "var s = `\\``;\n// c\n") == {1}
