@@ -66,16 +66,21 @@ def _every_version(repo: Repo, path: str) -> list[str]:
     return [sha for sha in repo.run("rev-list", "HEAD", "--", path).decode().split()]
 
 
+def _anchored(repo: Repo, where: Path, every: int) -> Anchored:
+    """The branchy sample's two files anchored one every ``every`` commits, as a build's workers read them."""
+    head = repo.resolve("HEAD")
+    for path in ("app.py", "main.py"):
+        anchors.save(where, path, build_chain(repo, head, path, every))
+    return Anchored(repo, str(where))
+
+
 @pytest.mark.parametrize("every", [1, 2, 3])
 def test_anchored_blame_is_git_blame_at_every_version(
     branchy: Path, tmp_path: Path, every: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = Repo(branchy)
-    head = repo.resolve("HEAD")
     used = _count_anchor_hits(monkeypatch)
-    for path in ("app.py", "main.py"):
-        anchors.save(tmp_path / "a", path, build_chain(repo, head, path, every))
-    history = Anchored(repo, str(tmp_path / "a"))
+    history = _anchored(repo, tmp_path / "a", every)
     checked = 0
     for path in ("app.py", "main.py"):
         for sha in _every_version(repo, path) + repo.run("rev-list", "HEAD").decode().split():
@@ -97,11 +102,8 @@ def test_anchored_blame_looking_through_commits_is_git_blame(
     reformat blame looks through): anchors serve the blame when the ignored commits are newer than
     them, and it is still exactly git's."""
     repo = Repo(branchy)
-    head = repo.resolve("HEAD")
     used = _count_anchor_hits(monkeypatch)
-    for path in ("app.py", "main.py"):
-        anchors.save(tmp_path / "a", path, build_chain(repo, head, path, every))
-    history = Anchored(repo, str(tmp_path / "a"))
+    history = _anchored(repo, tmp_path / "a", every)
     checked = 0
     for path in ("app.py", "main.py"):
         versions = _every_version(repo, path)
