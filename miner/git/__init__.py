@@ -6,8 +6,9 @@
 - ``writer``: ``NewRepo``, a new repository miner creates (``miner materialize``);
 - ``env``: the configuration and environment every git command runs with.
 
-Outside this package only the blame anchors (``miner.stages.anchors``) open a repository's
-object store, through pygit2, to read trees quickly; nothing in miner writes to a mined repository.
+Outside this package nothing opens a repository: every stage reads through ``Repo`` (the blame
+anchors only catch pygit2's error for an anchor whose commit is gone), and nothing in miner writes
+to a mined repository.
 """
 
 from __future__ import annotations
