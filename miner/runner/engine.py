@@ -3,7 +3,9 @@
 All three sit behind ``concurrent.futures.Executor``. Tasks carry plain data (a repository
 path, records, the config) and open the repository themselves: a ``pygit2.Repository``
 cannot be pickled, and a Dask worker lives in another process or on another machine. Tasks
-only read; the parent writes every result, so a retried task is harmless.
+only read; the parent writes every result, so a retried task is harmless. ``in_order`` runs a
+stream of tasks a few ahead and hands their results back in order; ``Lookahead`` does the same for a
+sequential choice that may skip items (the clean sample).
 """
 
 from __future__ import annotations
