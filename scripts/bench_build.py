@@ -104,27 +104,18 @@ def rev_with_new_share(repo: str, share: float) -> tuple[str, int, int]:
     lo, hi = 1, len(first_parents) - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        new = int(
-            subprocess.run(
-                ["git", f"--git-dir={repo}", "rev-list", "--count", f"{first_parents[mid]}..HEAD"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )
-        if new < share * total:
+        if commits_since(repo, first_parents[mid]) < share * total:
             lo = mid + 1
         else:
             hi = mid
-    new = int(
-        subprocess.run(
-            ["git", f"--git-dir={repo}", "rev-list", "--count", f"{first_parents[lo]}..HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    )
-    return first_parents[lo], new, total
+    return first_parents[lo], commits_since(repo, first_parents[lo]), total
+
+
+def commits_since(repo: str, rev: str) -> int:
+    """How many commits HEAD has that ``rev`` has not."""
+    args = ["git", f"--git-dir={repo}", "rev-list", "--count", f"{rev}..HEAD"]
+    out = subprocess.run(args, capture_output=True, text=True, check=True)
+    return int(out.stdout)
 
 
 def git_dir(path: str) -> str:
