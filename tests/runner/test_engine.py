@@ -67,3 +67,30 @@ def test_dask_survives_a_worker_killed_mid_task(
         killer.join()
     assert killed, "no worker was killed: the test did not test anything"
     assert tree(tmp_path / "out") == expected
+
+
+def test_lookahead_answers_as_fn_would_and_runs_only_a_few_ahead() -> None:
+    """A sequential choice over a plan: items skipped are not waited for, an item asked for later is
+    answered from the work already done, and nothing runs more than ``ahead`` past what was asked."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from miner.runner.engine import Lookahead
+
+    ran: list[int] = []
+    lock = threading.Lock()
+
+    def square(n: int) -> int:
+        with lock:
+            ran.append(n)
+        return n * n
+
+    with ThreadPoolExecutor(2) as pool:
+        ahead: Lookahead[int, int] = Lookahead(pool, square, 2)
+        ahead.plan([(n, (n,)) for n in range(10)])
+        assert ahead.get(0, (0,)) == 0
+        assert ahead.get(5, (5,)) == 25  # 1-4 skipped
+        assert ahead.get(2, (2,)) == 4  # asked after all: run then, or taken from what ran ahead
+        assert ahead.get(42, (42,)) == 1764  # not in the plan
+        ahead.close()
+    assert max(n for n in ran if n != 42) <= 7  # 5 was asked with two ahead of it
+    assert ran.count(2) == 1 and ran.count(5) == 1
