@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -75,37 +76,75 @@ def make_executor(
     if jobs <= 1:
         inline = InlineExecutor()
         return inline, lambda: None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_QuietSpawn())
-    return pool, lambda: _stop(pool)
+    context = _QuietSpawn()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    return pool, lambda: _stop(pool, context)
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Shut a pool down; one that lost a worker is not waited for (its bookkeeping may wait for
-    the dead one forever): its live workers are killed."""
-    if not _lost_a_worker(pool):
+def _stop(pool: ProcessPoolExecutor, context: _QuietSpawn) -> None:
+    """Shut a pool down. A pool that lost a worker, or that was interrupted between starting a
+    worker and recording it, is not waited for: its bookkeeping may wait forever for the dead
+    worker, or for a worker that takes another's stop sentinel. Its live workers are killed."""
+    recorded = set(getattr(pool, "_processes", None) or {})  # ProcessPoolExecutor's own record of its workers
+    stray = any(p.pid not in recorded and p.is_alive() for p in context.started)
+    if not stray and not _lost_a_worker(pool):
         pool.shutdown(cancel_futures=True)
         return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        if process.exitcode is None:
+    for process in context.started:
+        if process.is_alive():
             process.kill()
+            process.join()
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
 class _DeafProcess(multiprocessing.get_context("spawn").Process):  # type: ignore[misc]
-    """A worker that ignores Ctrl-C from its first instruction: a terminal's Ctrl-C reaches every
-    process of the group, and the parent, which stops the pool and keeps what was mined, says so
-    once. An ignored signal stays ignored across the exec that starts the worker."""
+    """A worker process that no signal interrupts while it starts.
+
+    Until a spawned worker runs its own code it is Python's bootstrap, which prints a traceback when
+    a signal stops it, when the parent stops while writing its start-up data, or when the parent has
+    gone and its queues' semaphores with it. So the parent starts it with SIGINT and SIGTERM
+    blocked (the child inherits the mask) and holds a signal that arrives meanwhile until the start
+    is done and the pool can stop the worker. Once running, the worker ignores SIGINT: a terminal's
+    Ctrl-C reaches every process of the group, and the parent, which stops the pool and keeps what
+    was mined, says so once."""
 
     def start(self) -> None:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        held: list[int] = []  # the signals that arrived while the worker started
+        previous = {s: signal.getsignal(s) for s in _HELD} if threading.current_thread() is threading.main_thread() else {}
+        if any(h is None for h in previous.values()):  # a handler set outside Python cannot be put back
+            previous = {}
+        for s in previous:
+            signal.signal(s, lambda signum, frame: held.append(signum))
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
         try:
             super().start()
         finally:
-            signal.signal(signal.SIGINT, previous)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        for signum in held:
+            signal.raise_signal(signum)
+
+    def run(self) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+        super().run()
 
 
 class _QuietSpawn(type(multiprocessing.get_context("spawn"))):  # type: ignore[misc]
-    Process = _DeafProcess
+    """The spawn context, starting deaf workers and remembering each, recorded by the pool or not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[_DeafProcess] = []
+
+    def Process(self, *args: Any, **kwargs: Any) -> _DeafProcess:  # noqa: N802 - multiprocessing's name
+        process = _DeafProcess(*args, **kwargs)
+        self.started.append(process)
+        return process
 
 
 # -- tasks: module-level functions of plain data, so any engine can run them ----------------

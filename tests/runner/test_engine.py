@@ -94,3 +94,42 @@ def test_lookahead_answers_as_fn_would_and_runs_only_a_few_ahead() -> None:
         ahead.close()
     assert max(n for n in ran if n != 42) <= 7  # 5 was asked with two ahead of it
     assert ran.count(2) == 1 and ran.count(5) == 1
+
+
+_STARTS_INTERRUPTED = """
+import multiprocessing.util, os, signal
+from miner.runner.engine import make_executor
+
+def stop(signum, frame):
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGTERM, stop)
+spawn = multiprocessing.util.spawnv_passfds
+
+def spawn_then_terminated(path, args, passfds):
+    pid = spawn(path, args, passfds)
+    if any(b"spawn_main" in os.fsencode(a) for a in args):  # a worker, not the resource tracker
+        os.kill(os.getpid(), signal.SIGTERM)  # lands after the worker exists, before it has its start-up data
+    return pid
+
+multiprocessing.util.spawnv_passfds = spawn_then_terminated
+pool, shutdown = make_executor("local", 2, None, None)
+try:
+    pool.submit(abs, -1).result()
+except KeyboardInterrupt:
+    print("interrupted")
+finally:
+    shutdown()
+"""
+
+
+def test_a_signal_while_a_worker_starts_interrupts_the_parent_and_leaves_no_worker_to_complain() -> None:
+    """SIGTERM between spawning a worker and handing it its start-up data: the worker must neither
+    die in Python's bootstrap with a traceback nor outlive the parent (the captured stderr closes only
+    when every process holding it has exited)."""
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "-c", _STARTS_INTERRUPTED], capture_output=True, text=True, timeout=60)
+    assert ran.stdout.strip() == "interrupted"
+    assert "Traceback" not in ran.stderr, ran.stderr
