@@ -44,7 +44,7 @@ from miner.core.output import MANIFEST, STAGES, dumps
 from miner.core.records import Answer, CleanPick, CommitMeta, FixCommit, Label, Verdict, iso
 from miner.git import Repo
 from miner.git.overlay import overlay_graphs, write_overlay
-from miner.runner.cache import Cache, labels_key, visible_key
+from miner.runner.cache import Cache, clean_key, labels_key, visible_key
 from miner.runner.engine import (
     ExecutorKind,
     LabelResult,
@@ -61,7 +61,19 @@ from miner.runner.engine import (
 )
 from miner.stages import anchors
 from miner.stages.bug import bug_heads, on_added_lines
-from miner.stages.clean import FixTouches, Known, Quota, answer_fields, pick_clean, stratum, survival_shares, wanted
+from miner.stages.clean import (
+    Checked,
+    FixTouches,
+    Known,
+    Quota,
+    answer_fields,
+    fixes_digest,
+    pick_clean,
+    still_answered,
+    stratum,
+    survival_shares,
+    wanted,
+)
 from miner.stages.fixture import FixtureJob, Source, fixture_id, make_answer
 from miner.stages.judge import Asked, Judge, JudgedClean, judged_bugs
 from miner.stages.ledger import LEDGER, Ledger, updated
@@ -96,6 +108,7 @@ class RepoReport:
     bugs: int = 0
     clean: int = 0
     reused_labels: int = 0
+    reused_clean: int = 0  # clean checks an earlier build answered that still hold
     vendored: list[str] = field(default_factory=list)  # trees found vendored by their sync commits
     sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
     dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in STAGES})
@@ -224,17 +237,30 @@ def repository_name(path: Path) -> str:
 class _CleanChecks:
     """The clean stage's checks that read git (miner.stages.clean.refusal), run on the pool ahead of the
     sample's choices: told the order candidates are asked in, the workers check the next few while
-    the sample decides. The sample is the same as checking one at a time."""
+    the sample decides. The sample is the same as checking one at a time. Answers an earlier build
+    gave that still hold (miner.stages.clean.still_answered) are not asked again; every answer is
+    kept in the cache, with the head it holds at."""
 
-    def __init__(self, run: Run, repo: Repo, head: str, fixes: set[str]) -> None:
+    def __init__(self, run: Run, target: _Target, commits: dict[str, CommitMeta], fixes: set[str]) -> None:
         self._ahead: Lookahead[str, str | None] = Lookahead(run.pool, clean_check_task, 2 * run.jobs if run.jobs > 1 else 0)
-        self._args = (RepoRef.of(repo), head, run.config, frozenset(fixes))
+        self._args = (RepoRef.of(target.repo), target.head, run.config, frozenset(fixes))
+        self._cache, self._identity, self._key = run.cache, target.identity, clean_key(run.config)
+        earlier = run.cache.clean_checks(target.identity, self._key)
+        self._known = still_answered(target.repo, target.head, run.config, commits, fixes, earlier) if earlier else {}
+        self._stamp = (target.head, fixes_digest(fixes))
+        self.reused = 0
 
     def plan(self, order: list[CommitMeta]) -> None:
-        self._ahead.plan([(meta.sha, (*self._args, meta)) for meta in order])
+        self._ahead.plan([(meta.sha, (*self._args, meta)) for meta in order if meta.sha not in self._known])
 
     def __call__(self, meta: CommitMeta) -> str | None:
-        return self._ahead.get(meta.sha, (*self._args, meta))
+        if meta.sha in self._known:
+            reason = self._known[meta.sha]
+            self.reused += 1
+        else:
+            reason = self._ahead.get(meta.sha, (*self._args, meta))
+        self._cache.add_clean_check(self._identity, self._key, meta.sha, Checked(*self._stamp, reason))
+        return reason
 
     def close(self) -> None:
         self._ahead.close()
@@ -536,7 +562,7 @@ def _mine(run: Run, target: _Target) -> _Mined:
     if len(in_window) < len(metas):
         report.dropped["clean"]["outside_window"] += len(metas) - len(in_window)
     fix_shas = {f.meta.sha for f in fixes}
-    checks = _CleanChecks(run, repo, head, fix_shas)
+    checks = _CleanChecks(run, target, metas, fix_shas)
     check: Callable[[CommitMeta], str | None] = checks
     if judge is not None:
         check = JudgedClean(checks, judge, Asked(repo, name), verdicts, report.dropped["judge"])
@@ -546,6 +572,7 @@ def _mine(run: Run, target: _Target) -> _Mined:
     quota = Quota(wanted(len(bugs), config), bug_strata)
     picks = pick_clean(sorted(in_window, key=lambda m: m.sha), quota, config, known, check, report.dropped["clean"])
     checks.close()
+    report.reused_clean = checks.reused
     survival = _survival(run, repo, head, picks, metas) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
     jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]
@@ -704,6 +731,8 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
             )
         if r.reused_labels:
             lines.append(f"  {r.name}: {r.reused_labels} fixes' labels reused from the cache")
+        if r.reused_clean:
+            lines.append(f"  {r.name}: {r.reused_clean} clean checks reused from the cache")
     for r in result.reports:
         if r.shallow:
             lines.append(

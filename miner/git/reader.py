@@ -343,6 +343,22 @@ class Repo:
         ]
         return [parse_commit(record) for record in self.run(*args).split(b"\x01") if record]
 
+    def since(self, old: str, new: str) -> tuple[dict[str, int], list[tuple[str, list[str]]]] | None:
+        """What ``new`` has that ``old`` has not: each commit's committer time, and the merges on the
+        first-parent chain from ``new`` down to ``old`` with their parents. None when ``old`` is
+        not on that chain below ``new`` (history was rewritten, ``old`` came in by a side branch, or
+        ``new`` is older)."""
+        times = {}
+        for line in self.run("rev-list", "--timestamp", new, f"^{old}").decode().split("\n"):
+            if line:
+                when, sha = line.split()
+                times[sha] = int(when)
+        listed = self.run("rev-list", "--first-parent", "--parents", new, f"^{old}").decode()
+        chain = [line.split() for line in listed.split("\n") if line]
+        if not chain or chain[-1][1:2] != [old]:  # ``new`` is no descendant of ``old`` by its first parents
+            return None
+        return times, [(row[0], row[1:]) for row in chain if len(row) > 2]
+
     def meta(self, sha: str) -> CommitMeta | None:
         """One commit's record, as the walk gives it; None for a merge or unknown SHA.
 

@@ -26,14 +26,24 @@ from miner.core.config import Config
 from miner.core.records import CommitMeta, Defect, Evidence, Label, Verdict
 from miner.runner.engine import LabelResult
 from miner.stages.anchors import Anchor
+from miner.stages.clean import Checked
 
 CACHE = "cache"
+CLEAN_CHECKS = "clean_checks.jsonl"
 
 
 def labels_key(config: Config) -> str:
     """The settings a fix's labels depend on, and the miner version that made them (a newer
     miner may label differently: its rebuild labels afresh)."""
     parts = {k: config.model_dump(mode="json")[k] for k in ("fixes", "vet", "paths", "bots", "labels")}
+    parts["miner"] = __version__
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def clean_key(config: Config) -> str:
+    """The settings a clean check depends on (all of them: the checks read paths, bots, fixes, the
+    vet's rules and the clean stage's), and the miner version that made it."""
+    parts = config.model_dump(mode="json")
     parts["miner"] = __version__
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -134,6 +144,19 @@ class Cache:
                     continue
         return found
 
+    def clean_checks(self, identity: str, key: str) -> dict[str, Checked]:
+        """The clean checks earlier builds asked for, with the head each was asked at."""
+        found: dict[str, Checked] = {}
+        for source in self.sources:
+            for entry in _lines(source / identity / CLEAN_CHECKS):
+                if entry.get("key") != key or entry.get("sha") in found:
+                    continue
+                try:
+                    found[entry["sha"]] = Checked(head=entry["head"], fixes=entry["fixes"], reason=entry["reason"])
+                except (KeyError, TypeError):
+                    continue
+        return found
+
     def _newest(self, identity: str, name: str) -> Path | None:
         """``name`` in the repository's folder of the newest source that has it."""
         return next((f for s in self.sources if (f := s / identity / name).exists()), None)
@@ -223,6 +246,11 @@ class Cache:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def add_clean_check(self, identity: str, key: str, sha: str, checked: Checked) -> None:
+        """One clean check as it is answered (not flushed each time: a lost one is asked again)."""
+        entry = {"sha": sha, "key": key, "head": checked.head, "fixes": checked.fixes, "reason": checked.reason}
+        self._append(self.dir / identity / CLEAN_CHECKS, json.dumps(entry, sort_keys=True))
+
     def save_commits(self, identity: str, metas: Iterable[CommitMeta], heads: list[str], excluded: Iterable[str] = ()) -> None:
         folder = self._folder(identity)
         with open(folder / "commits.jsonl", "w", encoding="utf-8") as handle:
@@ -237,8 +265,14 @@ class Cache:
         self._open.clear()
 
     def sort_labels(self) -> None:
-        """Rewrite each labels file sorted by fix, so the finished output is byte-identical across runs."""
+        """Rewrite each labels file sorted by fix (and each clean checks file by commit), so the
+        finished output is byte-identical across runs."""
         self.close()
+        for path in sorted(self.dir.glob(f"*/{CLEAN_CHECKS}")):
+            entries = {entry["sha"]: entry for entry in _lines(path) if isinstance(entry, dict) and "sha" in entry}
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("".join(json.dumps(entries[sha], sort_keys=True) + "\n" for sha in sorted(entries)), encoding="utf-8")
+            os.replace(tmp, path)
         for path in sorted(self.dir.glob("*/labels.jsonl")):
             # Lines were written with sorted keys: copy each fix's last line as it is, found by its
             # offset, rather than holding every entry parsed (numpy's 59 MB of labels took the parent

@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from miner.core.classify import has_fix_word, has_generated_marker, is_bot, path_kind, plain_subject, reverted_shas
 from miner.core.config import Config
-from miner.core.errors import MissingObjectError
+from miner.core.errors import MinerError, MissingObjectError
 from miner.core.lexer import code_lines, code_tokens
 from miner.core.records import CleanPick, CommitMeta, FileDiff, Verdict
 from miner.git import BlameHit, Repo
@@ -322,6 +322,77 @@ def refusal(repo: Repo, head: str, config: Config, fixes: AbstractSet[str], meta
         return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
     except MissingObjectError:
         return "clean_missing_object"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A ``refusal`` an earlier build asked for: the head it mined, the fixes it knew (``fixes_digest``)
+    and the answer."""
+
+    head: str
+    fixes: str
+    reason: str | None
+
+
+def fixes_digest(fixes: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(fixes)).encode()).hexdigest()[:16]
+
+
+def still_answered(
+    repo: Repo,
+    head: str,
+    config: Config,
+    commits: Mapping[str, CommitMeta],
+    fixes: AbstractSet[str],
+    earlier: Mapping[str, Checked],
+) -> dict[str, str | None]:
+    """The earlier answers of ``refusal`` that a check at ``head`` would give again (``earlier`` made with
+    the same settings).
+
+    An answer depends on the history after the candidate only through ``corrected_by``: the commits
+    ``git log --until=<end of its window> head ^candidate -- <its paths>`` shows, which of them are
+    fixes, and blame at their parents. It still holds when the earlier head is on the first-parent
+    chain of ``head``; no commit new since then was committed within the candidate's window (so none
+    is shown); every old commit is a fix as it was; and git's history simplification follows the first
+    parent of every merge new on that chain (for the candidate's paths: a merge the same as its first
+    parent there, or the same as none of its parents), so every commit shown before is shown again.
+    Anything else is asked again."""
+    kept: dict[str, str | None] = {}
+    for old in sorted({c.head for c in earlier.values()}):
+        mine = {sha: c for sha, c in earlier.items() if c.head == old}
+        if old == head:
+            kept.update((sha, c.reason) for sha, c in mine.items() if c.fixes == fixes_digest(fixes))
+            continue
+        try:
+            since = repo.since(old, head)
+        except MinerError:
+            continue
+        if since is None:
+            continue
+        times, merges = since
+        if not times:
+            continue
+        earliest, digest = min(times.values()), fixes_digest(f for f in fixes if f not in times)
+        for sha, checked in mine.items():
+            meta = commits.get(sha)
+            if meta is None or checked.fixes != digest:
+                continue
+            if meta.committer_time + config.clean.wait_days * 86400 >= earliest:
+                continue
+            if any(_prunes_first_parent(repo, merge, parents, {f.path for f in meta.files}) for merge, parents in merges):
+                continue
+            kept[sha] = checked.reason
+    return kept
+
+
+def _prunes_first_parent(repo: Repo, merge: str, parents: list[str], paths: set[str]) -> bool:
+    """Whether ``git log -- paths`` follows only another parent of ``merge`` than its first: it does
+    when the merge differs from its first parent in ``paths`` and is the same as another there."""
+
+    def same(parent: str) -> bool:
+        return all(repo.entry(merge, p) == repo.entry(parent, p) for p in paths)
+
+    return not same(parents[0]) and any(same(other) for other in parents[1:])
 
 
 def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import Sample
 
-from miner.commands.build import build
+from miner.commands.build import BuildOptions, build
 from miner.core.config import TIERS, load_config
 
 URL = re.compile(r"https?://|www\.")
@@ -207,6 +207,11 @@ def test_a_rebuild_from_the_cache_writes_the_same_bytes(samples: dict[str, Sampl
     assert several and all("evidence" in lab and not any("evidence" in d for d in lab["defects"]) for lab in several)
     result = build(repos, out, load_config(), progress=False, force=True)
     assert all(r.reused_labels == r.labelled > 0 for r in result.reports)
+    assert (
+        sum(r.reused_clean for r in result.reports)
+        == sum(len(f.read_text().splitlines()) for f in (default_build / "cache").glob("*/clean_checks.jsonl"))
+        > 0
+    )
     assert _files(out) == expected
     # The same cache written the old way, each defect carrying the whole evidence:
     for f in sorted(out.glob("cache/*/labels.jsonl")):
@@ -411,3 +416,38 @@ def test_a_revert_of_a_revert_is_looked_through_to_the_change_it_reapplied(
     assert reland not in found
     manifest = json.loads((full_build["pyledger"] / "manifest.json").read_text())
     assert manifest["repositories"][0]["dropped"]["walk"]["revert_of_revert"] == 1
+
+
+def test_a_rebuild_at_a_newer_head_reuses_the_clean_checks_that_still_hold_and_writes_a_cold_builds_bytes(
+    samples: dict[str, Sample], tmp_path: Path
+) -> None:
+    """A sample mined without its last commit, then rebuilt at its head: the checks of candidates
+    whose waiting window closed before that commit are reused, the rest asked again, and the output
+    is the cold build's, cache included. The shelf sample mined before its golden file's year is
+    bumped has the yearly report clean; rebuilt after, it is refused as the cold build refuses it."""
+    config = load_config().with_overrides(clean={"ratio": 100.0, "min_count": 100, "admit_young": True})
+    for name, rev in (("gokv", "HEAD~1"), ("shelf", samples["shelf"].sha("bump-golden-year") + "^")):
+        repo = samples[name].path
+        build([repo], tmp_path / name / "cold", config, progress=False)
+        out = tmp_path / name / "out"
+        build([repo], out, config, BuildOptions(rev=rev), progress=False)
+        asked = len((next(out.glob("cache/*/clean_checks.jsonl"))).read_text().splitlines())
+        result = build([repo], out, config, progress=False, force=True)
+        rebuilt, cold = _files(out), _files(tmp_path / name / "cold")
+        if name == "shelf":  # a fixture gone: the ledger keeps its placement, the cache its commit's patch-id
+            rebuilt, cold = (
+                {k: v for k, v in files.items() if not k.endswith(("ledger.json", "patch_ids.json"))} for files in (rebuilt, cold)
+            )
+        assert rebuilt == cold, name
+        if name == "gokv":
+            assert 0 < result.reports[0].reused_clean < asked
+    yearly = samples["shelf"].sha("add-yearly-report")
+    before = tmp_path / "before-bump"
+    build(
+        [samples["shelf"].path], before, config, BuildOptions(rev=samples["shelf"].sha("bump-golden-year") + "^"), progress=False
+    )
+    assert yearly in _clean_heads(before) and yearly not in _clean_heads(tmp_path / "shelf" / "cold")
+
+
+def _clean_heads(out: Path) -> set[str]:
+    return {head for head, answer in answers(out).items() if answer["kind"] == "clean"}

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from miner.core.config import load_config
 from miner.core.records import CommitMeta, FileDiff, FileStat
-from miner.git import BlameHit
-from miner.stages.clean import Known, Quota, corrected_by, pick_clean, reads_as_correction, unreviewable, why_not_clean
+from miner.git import BlameHit, Repo
+from miner.stages.clean import (
+    Checked,
+    Known,
+    Quota,
+    corrected_by,
+    fixes_digest,
+    pick_clean,
+    reads_as_correction,
+    still_answered,
+    unreviewable,
+    why_not_clean,
+)
 
 CONFIG = load_config()
 DAY = 86400
@@ -274,3 +288,68 @@ def test_a_later_correction_of_the_changes_lines_in_any_file_disqualifies_it() -
         is None
     )
     assert corrected_by(change, mine, LaterHistory([later("4" * 40, 100, "Fix it", change.sha)]), "h" * 40, CONFIG, set()) is None
+
+
+# -- clean checks an earlier build answered: which still hold at a newer head ----------------------
+
+
+def _git(repo: Path, *args: str, when: str = "2024-01-01T00:00:00Z") -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Ana",
+        "GIT_AUTHOR_EMAIL": "ana@example.org",
+        "GIT_COMMITTER_NAME": "Ana",
+        "GIT_COMMITTER_EMAIL": "ana@example.org",
+        "GIT_AUTHOR_DATE": when,
+        "GIT_COMMITTER_DATE": when,
+    }
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _commit(repo: Path, path: str, text: str, when: str) -> str:
+    (repo / path).write_text(text)
+    _git(repo, "add", path, when=when)
+    _git(repo, "commit", "-q", "-m", f"Change {path}", when=when)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def test_an_earlier_clean_check_holds_only_while_nothing_new_can_change_its_answer(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "README", "readme\n", "2024-01-01T00:00:00Z")
+    a = _commit(repo, "a.py", "def a():\n    return 1\n", "2024-01-02T00:00:00Z")
+    c = _commit(repo, "c.py", "def c():\n    return 3\n", "2024-01-03T00:00:00Z")
+    old = _commit(repo, "b.py", "def b():\n    return 2\n", "2024-01-04T00:00:00Z")
+    # A side branch, long after the waiting window, changes a.py; its merge differs from main there.
+    _git(repo, "checkout", "-q", "-b", "side", c)
+    _commit(repo, "a.py", "def a():\n    return 10\n", "2026-01-01T00:00:00Z")
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "merge", "-q", "--no-ff", "-m", "Merge side", "side", when="2026-01-02T00:00:00Z")
+    new = _git(repo, "rev-parse", "HEAD")
+    r = Repo(repo)
+    config = load_config()
+    commits = {sha: m for sha in (a, c) if (m := r.meta(sha)) is not None}
+    earlier = {sha: Checked(old, fixes_digest(()), None) for sha in (a, c)}
+    # At the same head every answer holds; at the new head only c's: the merge takes a.py from the
+    # side branch, so for a.py git's simplified history follows that branch alone, not main.
+    assert still_answered(r, old, config, commits, set(), earlier) == {a: None, c: None}
+    assert still_answered(r, new, config, commits, set(), earlier) == {c: None}
+    # A merge that is like none of its parents in c.py keeps both in that history: c's answer holds.
+    _git(repo, "checkout", "-q", "-b", "other", c)
+    _commit(repo, "c.py", "def c():\n    return 30\n", "2026-02-01T00:00:00Z")
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "merge", "-q", "--no-ff", "--no-commit", "-X", "theirs", "other", when="2026-02-02T00:00:00Z")
+    evil = _commit(repo, "c.py", "def c():\n    return 300\n", "2026-02-02T00:00:00Z")
+    assert still_answered(r, evil, config, commits, set(), earlier) == {c: None}
+    # A new commit within the waiting window (dated back, as a rebased branch may be) stops them all.
+    recent = _commit(repo, "d.py", "def d():\n    return 4\n", "2024-02-01T00:00:00Z")
+    assert still_answered(r, recent, config, commits, set(), earlier) == {}
+    # An old commit that became a fix, a head that is not below the new one on its first parents,
+    # and a new head older than the old one: asked again.
+    assert still_answered(r, new, config, commits, {a}, earlier) == {}
+    assert (
+        still_answered(r, new, config, commits, set(), {c: Checked(_git(repo, "rev-parse", "side"), fixes_digest(()), None)})
+        == {}
+    )
+    assert still_answered(r, old, config, commits, set(), {c: Checked(new, fixes_digest(()), None)}) == {}
