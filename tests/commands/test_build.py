@@ -451,3 +451,17 @@ def test_a_rebuild_at_a_newer_head_reuses_the_clean_checks_that_still_hold_and_w
 
 def _clean_heads(out: Path) -> set[str]:
     return {head for head, answer in answers(out).items() if answer["kind"] == "clean"}
+
+
+def test_two_builds_into_one_output_cannot_run_at_once(samples: dict, tmp_path: Path) -> None:
+    from miner.core.errors import OutputLockedError
+    from miner.stages.write import Staging
+
+    out = tmp_path / "out"
+    first = Staging(out)  # a build in progress
+    with pytest.raises(OutputLockedError, match="another miner build is writing"):
+        build([samples["shelf"].path], out, load_config(), progress=False)
+    assert first.dir.is_dir()  # the first build's staging directory is left alone
+    first.abort()
+    build([samples["shelf"].path], out, load_config(), progress=False)
+    assert (out / "manifest.json").is_file()

@@ -1,10 +1,7 @@
-"""The git edge: parsing what git prints, on bytes written here."""
+"""Parsing what git prints (miner.git.parse), on bytes written here."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from miner.git import Repo
 from miner.git.parse import parse_blame, parse_commit, parse_diff, unquote
 
 DIFF = b"""diff --git a/src/a.py b/src/b.py
@@ -85,49 +82,3 @@ def test_parse_blame_porcelain_groups() -> None:
         (11, a, "old/name.c", 4),
         (12, b, "new.c", 7),
     ]
-
-
-def test_same_lines_maps_unchanged_lines_between_versions(tmp_path: Path) -> None:
-    from test_messy import commit, git
-
-    git(tmp_path, "init", "-q", "-b", "main")
-    old = commit(tmp_path, {"a.py": b"one\ntwo\nthree\nfour\nfive\n"}, "Old", "2022-01-01T10:00:00Z")
-    new = commit(tmp_path, {"a.py": b"zero\none\nTWO\nthree\nfive\nsix\n"}, "New", "2022-01-02T10:00:00Z")
-    repo = Repo(tmp_path)
-    assert repo.same_lines(new, old, "a.py", range(1, 7)) == {2: 1, 4: 3, 5: 5}
-    assert repo.same_lines(new, old, "gone.py", [1]) == {}
-
-
-def test_a_failure_of_the_run_is_never_a_missing_object(samples: dict) -> None:
-    """Only objects the repository really lacks make a MissingObjectError (which a build may keep);
-    a git killed by a signal, or one that says it cannot read what the store holds, fails the run."""
-    import pytest
-
-    from miner.core.errors import MissingObjectError, TransientGitError
-
-    repo = Repo(samples["shelf"].path)
-    head = repo.resolve("HEAD")
-    with pytest.raises(TransientGitError, match="signal 9"):
-        repo._fail("blame", b"", -9)
-    with pytest.raises(TransientGitError, match="holds what it names"):
-        repo._fail("log", f"fatal: unable to read {head}".encode())
-    with pytest.raises(MissingObjectError):
-        repo._fail("log", b"fatal: unable to read " + b"0" * 39 + b"1")
-
-
-def test_two_builds_into_one_output_cannot_run_at_once(samples: dict, tmp_path: Path) -> None:
-    import pytest
-
-    from miner.commands.build import build
-    from miner.core.config import load_config
-    from miner.core.errors import OutputLockedError
-    from miner.stages.write import Staging
-
-    out = tmp_path / "out"
-    first = Staging(out)  # a build in progress
-    with pytest.raises(OutputLockedError, match="another miner build is writing"):
-        build([samples["shelf"].path], out, load_config(), progress=False)
-    assert first.dir.is_dir()  # the first build's staging directory is left alone
-    first.abort()
-    build([samples["shelf"].path], out, load_config(), progress=False)
-    assert (out / "manifest.json").is_file()
