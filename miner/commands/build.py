@@ -39,11 +39,12 @@ from tqdm import tqdm
 from miner import __version__
 from miner.core.classify import path_kind, with_vendored
 from miner.core.config import Config
-from miner.core.errors import MinerError, MissingObjectError, PromisorUnreachableError
+from miner.core.errors import MinerError, MissingObjectError
 from miner.core.output import MANIFEST, STAGES, dumps
 from miner.core.records import Answer, CleanPick, CommitMeta, FixCommit, Label, Verdict, iso
 from miner.git import Repo
-from miner.git.overlay import overlay_graphs, write_overlay
+from miner.git.overlay import overlay_graphs, with_overlay
+from miner.git.partial import with_promised
 from miner.runner.cache import Cache, clean_key, labels_key, visible_key
 from miner.runner.engine import (
     ExecutorKind,
@@ -304,11 +305,11 @@ def build(
         known = _known_identities(previous)
         identities = [repo.identity(head, known.get(name)) for repo, head, name in zip(repos, heads, names)]
         repos = [
-            _with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
+            with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
             for n, (repo, identity) in enumerate(zip(repos, identities))
         ]
         repos = [
-            _with_promised(repo, head, scratch / str(n), options.allow_missing, progress)
+            with_promised(repo, head, scratch / str(n), options.allow_missing, progress)
             for n, (repo, head) in enumerate(zip(repos, heads))
         ]
         run = Run(config=config, pool=pool, jobs=jobs, cache=cache, window=window, progress=progress, judge=asker)
@@ -343,54 +344,6 @@ def build(
         shutil.rmtree(scratch, ignore_errors=True)
     young = sum(m.report.dropped["clean"].get("too_young", 0) for m in mined)
     return BuildResult(out=out, reports=[m.report for m in mined], fixtures=len(entries), young_clean_left_out=young)
-
-
-def _with_overlay(repo: Repo, where: Path, seed: Path | None) -> Repo:
-    """The repository, reading a commit-graph that miner wrote outside it (blame runs faster),
-    extended from the one the last build kept when there is one."""
-    overlay = write_overlay(repo.git_dir, where, seed)
-    return Repo(repo.git_dir, repo.exclude, overlay) if overlay else repo
-
-
-FETCH_BATCH = 10000  # objects asked of a promisor remote in one git process
-
-
-def _with_promised(repo: Repo, head: str, where: Path, allow_missing: bool, progress: bool) -> Repo:
-    """A partial clone with the objects its history at ``head`` lacks fetched from its promisor
-    remote, in batches, into an object directory of miner's own (the repository is never written).
-    A full clone, or a partial one that lacks nothing, is returned as it is."""
-    if repo.promisor is None:
-        return repo
-    missing = repo.missing_objects(head)
-    if not missing:
-        return repo
-    objects = Path(repo.overlay) if repo.overlay and (Path(repo.overlay) / "info").is_dir() else where / "objects"
-    (objects / "pack").mkdir(parents=True, exist_ok=True)
-    (objects / "info").mkdir(exist_ok=True)
-    _LOG.info("%s: a partial clone lacking %d objects; fetching them from %r", repo.path, len(missing), repo.promisor)
-    fetched = 0
-    try:
-        with tqdm(total=len(missing), desc=f"{repo.path.name}: fetch", disable=not progress, unit="object", leave=False) as bar:
-            for start in range(0, len(missing), FETCH_BATCH):
-                batch = missing[start : start + FETCH_BATCH]
-                repo.fetch_objects(batch, objects)
-                fetched += len(batch)
-                bar.update(len(batch))
-    except PromisorUnreachableError as exc:
-        if not allow_missing:
-            raise PromisorUnreachableError(
-                f"{repo.path} is a partial clone lacking {len(missing)} objects, and its remote {repo.promisor!r} "
-                f"could not give them ({exc}); run `git -C {repo.top} fetch --refetch {repo.promisor}` or mine a "
-                "full clone, or pass --allow-missing-objects to mine without them"
-            ) from None
-        _LOG.warning(
-            "%s: %d of %d missing objects could not be fetched (%s); mining without them: the paths they belong to are left out",
-            repo.path,
-            len(missing) - fetched,
-            len(missing),
-            exc,
-        )
-    return Repo(repo.git_dir, repo.exclude, str(objects)) if fetched else repo
 
 
 def _known_identities(previous: Path | None) -> dict[str, str]:

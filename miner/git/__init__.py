@@ -3,6 +3,7 @@
 - ``reader``: ``Repo``, a repository opened for reading (git commands and pygit2);
 - ``parse``: pure parsers of what git prints (log records, diffs, porcelain blame, quoted paths);
 - ``overlay``: the commit-graph miner writes outside a repository to make blame faster;
+- ``partial``: a partial clone's missing objects, fetched into an object directory of miner's own;
 - ``writer``: ``NewRepo``, a new repository miner creates (``miner materialize``);
 - ``env``: the configuration and environment every git command runs with.
 

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from miner.git.env import GIT_CONFIG, git_env
+from miner.git.reader import Repo
 
 
 def write_overlay(git_dir: Path, where: Path, seed: Path | None = None) -> str | None:
@@ -44,3 +45,10 @@ def overlay_graphs(overlay: str) -> Path:
 
 def _has_graph(objects: Path) -> bool:
     return (objects / "info" / "commit-graph").is_file() or (objects / "info" / "commit-graphs" / "commit-graph-chain").is_file()
+
+
+def with_overlay(repo: Repo, where: Path, seed: Path | None) -> Repo:
+    """The repository, reading a commit-graph that miner wrote outside it (blame runs faster),
+    extended from the one the last build kept when there is one."""
+    overlay = write_overlay(repo.git_dir, where, seed)
+    return Repo(repo.git_dir, repo.exclude, overlay) if overlay else repo
