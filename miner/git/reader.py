@@ -359,6 +359,13 @@ class Repo:
             return None
         return times, [(row[0], row[1:]) for row in chain if len(row) > 2]
 
+    def differing_paths(self, a: str, b: str) -> frozenset[str]:
+        """Every path whose entry (mode or object) differs between commits ``a`` and ``b``, as git's
+        pathspec-limited history compares them: no rename detection (a moved file is both its paths)."""
+        return frozenset(
+            p for d in self._repo.diff(self._commit(a), self._commit(b)).deltas for p in (d.old_file.path, d.new_file.path)
+        )
+
     def meta(self, sha: str) -> CommitMeta | None:
         """One commit's record, as the walk gives it; None for a merge or unknown SHA.
 

@@ -373,26 +373,29 @@ def still_answered(
         if not times:
             continue
         earliest, digest = min(times.values()), fixes_digest(f for f in fixes if f not in times)
+        prunes = _prunes_first_parent(repo, merges)
         for sha, checked in mine.items():
             meta = commits.get(sha)
             if meta is None or checked.fixes != digest:
                 continue
             if meta.committer_time + config.clean.wait_days * 86400 >= earliest:
                 continue
-            if any(_prunes_first_parent(repo, merge, parents, {f.path for f in meta.files}) for merge, parents in merges):
+            if prunes({f.path for f in meta.files}):
                 continue
             kept[sha] = checked.reason
     return kept
 
 
-def _prunes_first_parent(repo: Repo, merge: str, parents: list[str], paths: set[str]) -> bool:
-    """Whether ``git log -- paths`` follows only another parent of ``merge`` than its first: it does
-    when the merge differs from its first parent in ``paths`` and is the same as another there."""
+def _prunes_first_parent(repo: Repo, merges: list[tuple[str, list[str]]]) -> Callable[[set[str]], bool]:
+    """Whether ``git log -- paths`` follows only another parent than the first of some merge of
+    ``merges``: it does at a merge that differs from its first parent in ``paths`` and is the same as
+    another parent there."""
+    differs = [[repo.differing_paths(parent, merge) for parent in parents] for merge, parents in merges]
 
-    def same(parent: str) -> bool:
-        return all(repo.entry(merge, p) == repo.entry(parent, p) for p in paths)
+    def prunes(paths: set[str]) -> bool:
+        return any(paths & first and any(not paths & other for other in others) for first, *others in differs)
 
-    return not same(parents[0]) and any(same(other) for other in parents[1:])
+    return prunes
 
 
 def _generated(repo: Repo, sha: str, path: str, config: Config) -> bool:
