@@ -245,7 +245,7 @@ class _CleanChecks:
     def __init__(self, run: Run, target: _Target, commits: dict[str, CommitMeta], fixes: set[str]) -> None:
         self._ahead: Lookahead[str, str | None] = Lookahead(run.pool, clean_check_task, 2 * run.jobs if run.jobs > 1 else 0)
         self._args = (RepoRef.of(target.repo), target.head, run.config, frozenset(fixes))
-        self._cache, self._identity, self._key = run.cache, target.identity, clean_key(run.config)
+        self._cache, self._identity, self._key = run.cache, target.identity, clean_key(run.config, target.repo.exclude)
         earlier = run.cache.clean_checks(target.identity, self._key)
         self._known = still_answered(target.repo, target.head, run.config, commits, fixes, earlier) if earlier else {}
         self._stamp = (target.head, fixes_digest(fixes))

@@ -40,10 +40,12 @@ def labels_key(config: Config) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def clean_key(config: Config) -> str:
+def clean_key(config: Config, excluded: Iterable[str] = ()) -> str:
     """The settings a clean check depends on (all of them: the checks read paths, bots, fixes, the
-    vet's rules and the clean stage's), and the miner version that made it."""
+    vet's rules and the clean stage's), the paths the walk left out for their missing objects, and
+    the miner version that made it."""
     parts = config.model_dump(mode="json")
+    parts["excluded"] = sorted(excluded)
     parts["miner"] = __version__
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 

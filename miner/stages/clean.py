@@ -246,13 +246,18 @@ def reads_as_correction(meta: CommitMeta, config: Config, fixes: AbstractSet[str
     return any(re.search(p, meta.message, re.I) for p in config.clean.corrections)
 
 
+def followed_paths(diffs: list[FileDiff]) -> list[str]:
+    """The files whose later history ``corrected_by`` reads: those the change added text lines to."""
+    return sorted({d.new_path for d in diffs if d.new_path and d.added and not d.binary and not d.link})
+
+
 def corrected_by(
     meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config, fixes: AbstractSet[str]
 ) -> str | None:
     """The first later commit, within the waiting window, that reads as a correction and rewrote
     or removed a line this change added, in any kind of file (code, tests, examples, CI, scripts);
     None when there is none. Blame at that commit's parent says whose lines it changed."""
-    paths = sorted({d.new_path for d in diffs if d.new_path and d.added and not d.binary and not d.link})
+    paths = followed_paths(diffs)
     if not paths or not meta.parents:
         return None
     until = meta.committer_time + config.clean.wait_days * 86400
@@ -302,6 +307,13 @@ def allocate(targets: Counter[Stratum], count: int) -> dict[Stratum, int]:
     return quotas
 
 
+# The answers of ``refusal`` that read the history after the candidate (``corrected_by``); one that an
+# object was missing is never reused (the objects may have been fetched since); every other answer is
+# about the change alone.
+_FOLLOWED = (None, "corrected_later")
+_MISSING = "clean_missing_object"
+
+
 def refusal(repo: Repo, head: str, config: Config, fixes: AbstractSet[str], meta: CommitMeta) -> str | None:
     """The checks that read git, for a candidate the sample reaches: why it is refused (a reformat,
     generated code, nothing to review, corrected later), or None."""
@@ -321,7 +333,7 @@ def refusal(repo: Repo, head: str, config: Config, fixes: AbstractSet[str], meta
             return reason
         return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
     except MissingObjectError:
-        return "clean_missing_object"
+        return _MISSING
 
 
 @dataclass(frozen=True)
@@ -349,17 +361,20 @@ def still_answered(
     """The earlier answers of ``refusal`` that a check at ``head`` would give again (``earlier`` made with
     the same settings).
 
-    An answer depends on the history after the candidate only through ``corrected_by``: the commits
-    ``git log --until=<end of its window> head ^candidate -- <its paths>`` shows, which of them are
-    fixes, and blame at their parents. It still holds when the earlier head is on the first-parent
-    chain of ``head``; no commit new since then was committed within the candidate's window (so none
-    is shown); every old commit is a fix as it was; and git's history simplification follows the first
-    parent of every merge new on that chain (for the candidate's paths: a merge the same as its first
-    parent there, or the same as none of its parents), so every commit shown before is shown again.
-    Anything else is asked again."""
+    A refusal for what the change is (a reformat, generated, no review) holds at any head; one for a
+    missing object is asked again. Otherwise (clean, or corrected later) the answer depends on the history after the
+    candidate through ``corrected_by``: the commits ``git log --until=<end of its window> head
+    ^candidate -- <its followed paths>`` shows, which of them are fixes, and blame at their parents.
+    It still holds when the earlier head is on the first-parent chain of ``head``; no commit new since
+    then was committed within the candidate's window (so none is shown); every old commit is a fix as
+    it was; and git's history simplification follows the first parent of every merge new on that
+    chain (for those paths: a merge the same as its first parent there, or the same as none of its
+    parents), so every commit shown before is shown again. Anything else is asked again."""
     kept: dict[str, str | None] = {}
     for old in sorted({c.head for c in earlier.values()}):
         mine = {sha: c for sha, c in earlier.items() if c.head == old}
+        kept.update((sha, c.reason) for sha, c in mine.items() if c.reason not in _FOLLOWED and c.reason != _MISSING)
+        mine = {sha: c for sha, c in mine.items() if c.reason in _FOLLOWED}
         if old == head:
             kept.update((sha, c.reason) for sha, c in mine.items() if c.fixes == fixes_digest(fixes))
             continue
@@ -367,33 +382,37 @@ def still_answered(
             since = repo.since(old, head)
         except MinerError:
             continue
-        if since is None:
+        if since is None or not since[0]:
             continue
         times, merges = since
-        if not times:
-            continue
         earliest, digest = min(times.values()), fixes_digest(f for f in fixes if f not in times)
+        waited = {
+            sha: c
+            for sha, c in mine.items()
+            if sha in commits and c.fixes == digest and commits[sha].committer_time + config.clean.wait_days * 86400 < earliest
+        }
         prunes = _prunes_first_parent(repo, merges)
-        for sha, checked in mine.items():
-            meta = commits.get(sha)
-            if meta is None or checked.fixes != digest:
-                continue
-            if meta.committer_time + config.clean.wait_days * 86400 >= earliest:
-                continue
-            if prunes({f.path for f in meta.files}):
-                continue
-            kept[sha] = checked.reason
+        # The files a candidate's history is read for, from its diff: only for those a merge may prune
+        # (their files, a superset, meet a merge's changes), and only when there are such merges.
+        touching = {sha for sha in waited if merges and prunes(_all_paths(commits[sha]), any_other=False)}
+        followed = {sha: set(followed_paths(diffs)) for sha, diffs in repo.diffs(sorted(touching))} if touching else {}
+        kept.update((sha, c.reason) for sha, c in waited.items() if sha not in touching or not prunes(followed.get(sha, set())))
     return kept
 
 
-def _prunes_first_parent(repo: Repo, merges: list[tuple[str, list[str]]]) -> Callable[[set[str]], bool]:
+def _all_paths(meta: CommitMeta) -> set[str]:
+    return {f.path for f in meta.files} | {f.old_path for f in meta.files if f.old_path}
+
+
+def _prunes_first_parent(repo: Repo, merges: list[tuple[str, list[str]]]) -> Callable[..., bool]:
     """Whether ``git log -- paths`` follows only another parent than the first of some merge of
     ``merges``: it does at a merge that differs from its first parent in ``paths`` and is the same as
-    another parent there."""
+    another parent there. With ``any_other=False``: whether some merge differs from its first parent
+    in ``paths`` at all (true for any superset of paths git would prune for)."""
     differs = [[repo.differing_paths(parent, merge) for parent in parents] for merge, parents in merges]
 
-    def prunes(paths: set[str]) -> bool:
-        return any(paths & first and any(not paths & other for other in others) for first, *others in differs)
+    def prunes(paths: set[str], any_other: bool = True) -> bool:
+        return any(paths & first and (not any_other or any(not paths & other for other in others)) for first, *others in differs)
 
     return prunes
 

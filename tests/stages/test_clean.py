@@ -313,6 +313,14 @@ def _commit(repo: Path, path: str, text: str, when: str) -> str:
     return _git(repo, "rev-parse", "HEAD")
 
 
+def _commit_files(repo: Path, files: dict[str, str], when: str) -> str:
+    for path, text in files.items():
+        (repo / path).write_text(text)
+    _git(repo, "add", *files, when=when)
+    _git(repo, "commit", "-q", "-m", "Change " + ", ".join(files), when=when)
+    return _git(repo, "rev-parse", "HEAD")
+
+
 def test_an_earlier_clean_check_holds_only_while_nothing_new_can_change_its_answer(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -342,6 +350,27 @@ def test_an_earlier_clean_check_holds_only_while_nothing_new_can_change_its_answ
     _git(repo, "merge", "-q", "--no-ff", "--no-commit", "-X", "theirs", "other", when="2026-02-02T00:00:00Z")
     evil = _commit(repo, "c.py", "def c():\n    return 300\n", "2026-02-02T00:00:00Z")
     assert still_answered(r, evil, config, commits, set(), earlier) == {c: None}
+    # What git follows is decided by the files the candidate added lines to, not every file it touched:
+    # x adds to p.py and only deletes from q.py; a merge takes p.py from its side branch (so git follows
+    # that branch alone for p.py) while it differs from both parents in q.py.
+    _git(repo, "checkout", "-q", "main")
+    _commit(repo, "q.py", "one = 1\ntwo = 2\n", "2024-01-05T00:00:00Z")
+    x = _commit_files(repo, {"p.py": "p = 1\n", "q.py": "one = 1\n"}, "2024-01-06T00:00:00Z")
+    before = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "checkout", "-q", "-b", "third", x)
+    _commit_files(repo, {"p.py": "p = 2\n", "q.py": "one = 10\n"}, "2026-03-01T00:00:00Z")
+    _git(repo, "checkout", "-q", "main")
+    _commit(repo, "q.py", "one = 100\n", "2026-03-02T00:00:00Z")
+    _git(repo, "merge", "-q", "--no-ff", "--no-commit", "-X", "theirs", "third", when="2026-03-03T00:00:00Z")
+    after = _commit_files(repo, {"q.py": "one = 1000\n"}, "2026-03-03T00:00:00Z")
+    meta_x = r.meta(x)
+    assert meta_x is not None
+    asked = {x: Checked(before, fixes_digest(()), None), c: Checked(before, fixes_digest(()), "whitespace_only")}
+    # c's answer is about the change alone: it holds at any head.
+    assert still_answered(r, after, config, {x: meta_x}, set(), asked) == {c: "whitespace_only"}
+    # That an object was missing is asked again, even at the same head (it may have been fetched since).
+    missing = {a: Checked(old, fixes_digest(()), "clean_missing_object")}
+    assert still_answered(r, old, config, commits, set(), missing) == {}
     # A new commit within the waiting window (dated back, as a rebased branch may be) stops them all.
     recent = _commit(repo, "d.py", "def d():\n    return 4\n", "2024-02-01T00:00:00Z")
     assert still_answered(r, recent, config, commits, set(), earlier) == {}
