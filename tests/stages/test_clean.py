@@ -1,12 +1,13 @@
-"""The clean stage's rules and its seeded sample, on records written here (no git)."""
+"""The clean stage's rules and its seeded sample, on records written here; the reuse of earlier checks on a
+small history made with git."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from test_messy import commit, git
 
 from miner.core.config import load_config
 from miner.core.records import CommitMeta, FileDiff, FileStat
@@ -293,48 +294,20 @@ def test_a_later_correction_of_the_changes_lines_in_any_file_disqualifies_it() -
 # -- clean checks an earlier build answered: which still hold at a newer head ----------------------
 
 
-def _git(repo: Path, *args: str, when: str = "2024-01-01T00:00:00Z") -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "Ana",
-        "GIT_AUTHOR_EMAIL": "ana@example.org",
-        "GIT_COMMITTER_NAME": "Ana",
-        "GIT_COMMITTER_EMAIL": "ana@example.org",
-        "GIT_AUTHOR_DATE": when,
-        "GIT_COMMITTER_DATE": when,
-    }
-    return subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True).stdout.strip()
-
-
-def _commit(repo: Path, path: str, text: str, when: str) -> str:
-    (repo / path).write_text(text)
-    _git(repo, "add", path, when=when)
-    _git(repo, "commit", "-q", "-m", f"Change {path}", when=when)
-    return _git(repo, "rev-parse", "HEAD")
-
-
-def _commit_files(repo: Path, files: dict[str, str], when: str) -> str:
-    for path, text in files.items():
-        (repo / path).write_text(text)
-    _git(repo, "add", *files, when=when)
-    _git(repo, "commit", "-q", "-m", "Change " + ", ".join(files), when=when)
-    return _git(repo, "rev-parse", "HEAD")
-
-
 def test_an_earlier_clean_check_holds_only_while_nothing_new_can_change_its_answer(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _commit(repo, "README", "readme\n", "2024-01-01T00:00:00Z")
-    a = _commit(repo, "a.py", "def a():\n    return 1\n", "2024-01-02T00:00:00Z")
-    c = _commit(repo, "c.py", "def c():\n    return 3\n", "2024-01-03T00:00:00Z")
-    old = _commit(repo, "b.py", "def b():\n    return 2\n", "2024-01-04T00:00:00Z")
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {"README": b"readme\n"}, "Change", "2024-01-01T00:00:00Z")
+    a = commit(repo, {"a.py": b"def a():\n    return 1\n"}, "Change", "2024-01-02T00:00:00Z")
+    c = commit(repo, {"c.py": b"def c():\n    return 3\n"}, "Change", "2024-01-03T00:00:00Z")
+    old = commit(repo, {"b.py": b"def b():\n    return 2\n"}, "Change", "2024-01-04T00:00:00Z")
     # A side branch, long after the waiting window, changes a.py; its merge differs from main there.
-    _git(repo, "checkout", "-q", "-b", "side", c)
-    _commit(repo, "a.py", "def a():\n    return 10\n", "2026-01-01T00:00:00Z")
-    _git(repo, "checkout", "-q", "main")
-    _git(repo, "merge", "-q", "--no-ff", "-m", "Merge side", "side", when="2026-01-02T00:00:00Z")
-    new = _git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "side", c)
+    commit(repo, {"a.py": b"def a():\n    return 10\n"}, "Change", "2026-01-01T00:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "Merge side", "side", date="2026-01-02T00:00:00Z")
+    new = git(repo, "rev-parse", "HEAD").strip()
     r = Repo(repo)
     config = load_config()
     commits = {sha: m for sha in (a, c) if (m := r.meta(sha)) is not None}
@@ -344,25 +317,25 @@ def test_an_earlier_clean_check_holds_only_while_nothing_new_can_change_its_answ
     assert still_answered(r, old, config, commits, set(), earlier) == {a: None, c: None}
     assert still_answered(r, new, config, commits, set(), earlier) == {c: None}
     # A merge that is like none of its parents in c.py keeps both in that history: c's answer holds.
-    _git(repo, "checkout", "-q", "-b", "other", c)
-    _commit(repo, "c.py", "def c():\n    return 30\n", "2026-02-01T00:00:00Z")
-    _git(repo, "checkout", "-q", "main")
-    _git(repo, "merge", "-q", "--no-ff", "--no-commit", "-X", "theirs", "other", when="2026-02-02T00:00:00Z")
-    evil = _commit(repo, "c.py", "def c():\n    return 300\n", "2026-02-02T00:00:00Z")
+    git(repo, "checkout", "-q", "-b", "other", c)
+    commit(repo, {"c.py": b"def c():\n    return 30\n"}, "Change", "2026-02-01T00:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "-X", "theirs", "other", date="2026-02-02T00:00:00Z")
+    evil = commit(repo, {"c.py": b"def c():\n    return 300\n"}, "Change", "2026-02-02T00:00:00Z")
     assert still_answered(r, evil, config, commits, set(), earlier) == {c: None}
     # What git follows is decided by the files the candidate added lines to, not every file it touched:
     # x adds to p.py and only deletes from q.py; a merge takes p.py from its side branch (so git follows
     # that branch alone for p.py) while it differs from both parents in q.py.
-    _git(repo, "checkout", "-q", "main")
-    _commit(repo, "q.py", "one = 1\ntwo = 2\n", "2024-01-05T00:00:00Z")
-    x = _commit_files(repo, {"p.py": "p = 1\n", "q.py": "one = 1\n"}, "2024-01-06T00:00:00Z")
-    before = _git(repo, "rev-parse", "HEAD")
-    _git(repo, "checkout", "-q", "-b", "third", x)
-    _commit_files(repo, {"p.py": "p = 2\n", "q.py": "one = 10\n"}, "2026-03-01T00:00:00Z")
-    _git(repo, "checkout", "-q", "main")
-    _commit(repo, "q.py", "one = 100\n", "2026-03-02T00:00:00Z")
-    _git(repo, "merge", "-q", "--no-ff", "--no-commit", "-X", "theirs", "third", when="2026-03-03T00:00:00Z")
-    after = _commit_files(repo, {"q.py": "one = 1000\n"}, "2026-03-03T00:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, {"q.py": b"one = 1\ntwo = 2\n"}, "Change", "2024-01-05T00:00:00Z")
+    x = commit(repo, {"p.py": b"p = 1\n", "q.py": b"one = 1\n"}, "Change", "2024-01-06T00:00:00Z")
+    before = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "third", x)
+    commit(repo, {"p.py": b"p = 2\n", "q.py": b"one = 10\n"}, "Change", "2026-03-01T00:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, {"q.py": b"one = 100\n"}, "Change", "2026-03-02T00:00:00Z")
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "-X", "theirs", "third", date="2026-03-03T00:00:00Z")
+    after = commit(repo, {"q.py": b"one = 1000\n"}, "Change", "2026-03-03T00:00:00Z")
     meta_x = r.meta(x)
     assert meta_x is not None
     asked = {x: Checked(before, fixes_digest(()), None), c: Checked(before, fixes_digest(()), "whitespace_only")}
@@ -372,13 +345,15 @@ def test_an_earlier_clean_check_holds_only_while_nothing_new_can_change_its_answ
     missing = {a: Checked(old, fixes_digest(()), "clean_missing_object")}
     assert still_answered(r, old, config, commits, set(), missing) == {}
     # A new commit within the waiting window (dated back, as a rebased branch may be) stops them all.
-    recent = _commit(repo, "d.py", "def d():\n    return 4\n", "2024-02-01T00:00:00Z")
+    recent = commit(repo, {"d.py": b"def d():\n    return 4\n"}, "Change", "2024-02-01T00:00:00Z")
     assert still_answered(r, recent, config, commits, set(), earlier) == {}
     # An old commit that became a fix, a head that is not below the new one on its first parents,
     # and a new head older than the old one: asked again.
     assert still_answered(r, new, config, commits, {a}, earlier) == {}
     assert (
-        still_answered(r, new, config, commits, set(), {c: Checked(_git(repo, "rev-parse", "side"), fixes_digest(()), None)})
+        still_answered(
+            r, new, config, commits, set(), {c: Checked(git(repo, "rev-parse", "side").strip(), fixes_digest(()), None)}
+        )
         == {}
     )
     assert still_answered(r, old, config, commits, set(), {c: Checked(new, fixes_digest(()), None)}) == {}
