@@ -130,14 +130,18 @@ def test_the_side_branch_line_is_blamed_in_full(branchy: Path, tmp_path: Path) -
     assert meta is not None and meta.subject == "Side change"
 
 
+def _anchor_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anchor every file any fix changes, one every two commits: as many anchors as the samples allow."""
+    monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))
+    monkeypatch.setattr(anchors, "EVERY", 2)
+
+
 def test_a_build_with_anchors_writes_the_same_bytes(
     samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repos = [s.path for s in samples.values()]
     build(repos, tmp_path / "plain", load_config(), progress=False)
-    # Anchor every file any fix changes, one every two commits: as many anchors as the samples allow.
-    monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))
-    monkeypatch.setattr(anchors, "EVERY", 2)
+    _anchor_everything(monkeypatch)
     used = _count_anchor_hits(monkeypatch)
     build(repos, tmp_path / "anchored", load_config(), BuildOptions(use_cache=False), progress=False)
     assert used[0] > 0
@@ -150,8 +154,7 @@ def test_anchors_reach_the_workers_of_every_engine(
     """Anchors are chosen and written by the parent; a process pool and a Dask cluster read them."""
     distributed = pytest.importorskip("distributed")
     repos = [s.path for s in samples.values()]
-    monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))
-    monkeypatch.setattr(anchors, "EVERY", 2)
+    _anchor_everything(monkeypatch)
     build(repos, tmp_path / "inline", load_config(), progress=False)
     build(repos, tmp_path / "pool", load_config(), BuildOptions(workers=Workers(jobs=2)), progress=False)
     with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
@@ -172,8 +175,7 @@ def test_a_rebuild_blames_its_new_fixes_from_the_anchors_the_last_build_kept(
 ) -> None:
     repos = [s.path for s in samples.values()]
     build(repos, tmp_path / "plain", load_config(), progress=False)
-    monkeypatch.setattr(anchors, "hot_paths", lambda fixed, *_: sorted({p for paths in fixed for p in paths}))
-    monkeypatch.setattr(anchors, "EVERY", 2)
+    _anchor_everything(monkeypatch)
     build(repos, tmp_path / "out", load_config(), progress=False)
     kept = list((tmp_path / "out" / "cache").glob("*/anchors.jsonl"))
     assert kept
