@@ -43,6 +43,7 @@ from miner.core.errors import MinerError, MissingObjectError
 from miner.core.output import MANIFEST, STAGES, dumps
 from miner.core.records import Answer, CleanPick, CommitMeta, FixCommit, Label, Verdict, iso
 from miner.git import Repo
+from miner.git.history import PathHistory
 from miner.git.overlay import overlay_graphs, with_overlay
 from miner.git.partial import with_promised
 from miner.runner.cache import Cache, clean_key, labels_key, visible_key
@@ -66,14 +67,18 @@ from miner.stages.clean import (
     Checked,
     FixTouches,
     Known,
+    Listed,
     Quota,
     answer_fields,
+    expected_followed,
     fixes_digest,
+    is_correction,
     pick_clean,
     still_answered,
     stratum,
     survival_shares,
     wanted,
+    window_end,
 )
 from miner.stages.fixture import FixtureJob, Source, fixture_id, make_answer
 from miner.stages.judge import Asked, Judge, JudgedClean, judged_bugs
@@ -243,8 +248,14 @@ class _CleanChecks:
     kept in the cache, with the head it holds at."""
 
     def __init__(self, run: Run, target: _Target, commits: dict[str, CommitMeta], fixes: set[str]) -> None:
-        self._ahead: Lookahead[str, str | None] = Lookahead(run.pool, clean_check_task, 2 * run.jobs if run.jobs > 1 else 0)
+        self._ahead: Lookahead[str, str | None] = Lookahead(
+            run.pool, clean_check_task, 2 * run.jobs if run.jobs > 1 else 0, self._task_args
+        )
         self._args = (RepoRef.of(target.repo), target.head, run.config, frozenset(fixes))
+        self._repo, self._config, self._commits = target.repo, run.config, commits
+        # Which later commits each candidate's check reads, worked out here from the walk's records:
+        # git took about a third of a build answering that once per candidate.
+        self._history = PathHistory(target.repo, target.head, commits, lambda m: is_correction(m, run.config, fixes))
         self._cache, self._identity, self._key = run.cache, target.identity, clean_key(run.config, target.repo.exclude)
         earlier = run.cache.clean_checks(target.identity, self._key)
         self._known = still_answered(target.repo, target.head, run.config, commits, fixes, earlier) if earlier else {}
@@ -252,14 +263,20 @@ class _CleanChecks:
         self.reused = 0
 
     def plan(self, order: list[CommitMeta]) -> None:
-        self._ahead.plan([(meta.sha, (*self._args, meta)) for meta in order if meta.sha not in self._known])
+        self._ahead.plan([meta.sha for meta in order if meta.sha not in self._known])
+
+    def _task_args(self, sha: str) -> tuple[Any, ...]:
+        meta = self._commits[sha]
+        paths = expected_followed(self._repo, meta)
+        later = self._history.listed(sha, paths, window_end(meta, self._config))
+        return (*self._args, meta, None if later is None else Listed(paths, tuple(later)))
 
     def __call__(self, meta: CommitMeta) -> str | None:
         if meta.sha in self._known:
             reason = self._known[meta.sha]
             self.reused += 1
         else:
-            reason = self._ahead.get(meta.sha, (*self._args, meta))
+            reason = self._ahead.get(meta.sha)
         self._cache.add_clean_check(self._identity, self._key, meta.sha, Checked(*self._stamp, reason))
         return reason
 

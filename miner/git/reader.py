@@ -761,6 +761,10 @@ class Repo:
         """``sha`` and every commit reachable from it."""
         return set(self.run("rev-list", sha).decode().split())
 
+    def has_replacements(self) -> bool:
+        """Whether git reads this history through replace refs or grafts (libgit2 does not)."""
+        return (self.git_dir / "info" / "grafts").exists() or any(r.startswith("refs/replace/") for r in self._repo.references)
+
     def tree_of(self, sha: str) -> str:
         return str(self._commit(sha).peel(pygit2.Tree).id)
 

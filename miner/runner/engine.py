@@ -29,7 +29,7 @@ from miner.core.records import CommitMeta, FixCommit, Fixture, Label
 from miner.git import Repo
 from miner.stages.anchors import Anchor, Anchored, build_chain
 from miner.stages.blame import label_fixes
-from miner.stages.clean import refusal
+from miner.stages.clean import Listed, refusal
 from miner.stages.fixture import FixtureJob, Source, make_fixture
 from miner.stages.vet import vet_fix
 
@@ -245,10 +245,12 @@ def anchor_task(ref: RepoRef, head: str, path: str, every: int) -> tuple[str, li
         return path, []
 
 
-def clean_check_task(ref: RepoRef, head: str, config: Config, fixes: frozenset[str], meta: CommitMeta) -> str | None:
+def clean_check_task(
+    ref: RepoRef, head: str, config: Config, fixes: frozenset[str], meta: CommitMeta, listed: Listed | None = None
+) -> str | None:
     """Why a clean candidate is refused by the checks that read git (miner.stages.clean.refusal), or None."""
     _delay()
-    return refusal(ref.open(), head, config, fixes, meta)
+    return refusal(ref.open(), head, config, fixes, meta, listed)
 
 
 def fixture_task(ref: RepoRef, source: Source, jobs: tuple[FixtureJob, ...], config: Config) -> list[Fixture]:
@@ -312,37 +314,38 @@ def in_order(pool: Executor, fn: Callable[..., T], calls: Iterable[tuple[Any, ..
 
 
 class Lookahead(Generic[K, T]):
-    """``fn(*args)`` for the items of a planned order, run on the pool a few items ahead of the one
+    """``fn(*args(key))`` for the keys of a planned order, run on the pool a few keys ahead of the one
     asked for, so a sequential choice (the clean sample) keeps the workers busy.
 
-    Items may be skipped (asking for a later one passes over those before it: work already started
+    Keys may be skipped (asking for a later one passes over those before it: work already started
     on them is kept in case they are asked for later, or wasted); each key is answered once. With
     ``ahead`` 0 nothing runs before it is asked for. The answers are ``fn``'s, whatever ran ahead.
+    ``args`` is called only for the keys that run, when they are sent.
     """
 
-    def __init__(self, pool: Executor, fn: Callable[..., T], ahead: int) -> None:
-        self.pool, self.fn, self.ahead = pool, fn, ahead
-        self._items: list[tuple[K, tuple[Any, ...]]] = []
+    def __init__(self, pool: Executor, fn: Callable[..., T], ahead: int, args: Callable[[K], tuple[Any, ...]]) -> None:
+        self.pool, self.fn, self.ahead, self.args = pool, fn, ahead, args
+        self._keys: list[K] = []
         self._at: dict[K, list[int]] = {}
         self._futures: dict[K, Future[T]] = {}
         self._asked: set[K] = set()
         self._cursor = 0
 
-    def plan(self, items: list[tuple[K, tuple[Any, ...]]]) -> None:
+    def plan(self, keys: list[K]) -> None:
         self.close()
-        self._items, self._cursor, self._at = items, 0, {}
-        for n, (key, _) in enumerate(items):
+        self._keys, self._cursor, self._at = keys, 0, {}
+        for n, key in enumerate(keys):
             self._at.setdefault(key, []).append(n)
 
-    def get(self, key: K, args: tuple[Any, ...]) -> T:
-        """The answer for ``key`` (``args`` are used when it is not in the plan)."""
+    def get(self, key: K) -> T:
+        """The answer for ``key`` (planned or not)."""
         where = next((n for n in self._at.get(key, []) if n >= self._cursor), None)
         if where is not None:
             self._cursor = where + 1
-            for k, a in self._items[where : where + 1 + self.ahead]:
+            for k in self._keys[where : where + 1 + self.ahead]:
                 if k not in self._futures and (k == key or k not in self._asked):
-                    self._futures[k] = self.pool.submit(self.fn, *a)
-        future = self._futures.pop(key, None) or self.pool.submit(self.fn, *args)
+                    self._futures[k] = self.pool.submit(self.fn, *self.args(k))
+        future = self._futures.pop(key, None) or self.pool.submit(self.fn, *self.args(key))
         self._asked.add(key)
         return _result(future, self.pool)
 

@@ -246,26 +246,69 @@ def reads_as_correction(meta: CommitMeta, config: Config, fixes: AbstractSet[str
     return any(re.search(p, meta.message, re.I) for p in config.clean.corrections)
 
 
+def is_correction(meta: CommitMeta, config: Config, fixes: AbstractSet[str]) -> bool:
+    """A later commit ``corrected_by`` reads: one that says it repairs something and has a parent to blame at."""
+    return bool(meta.parents) and reads_as_correction(meta, config, fixes)
+
+
 def followed_paths(diffs: list[FileDiff]) -> list[str]:
     """The files whose later history ``corrected_by`` reads: those the change added text lines to."""
     return sorted({d.new_path for d in diffs if d.new_path and d.added and not d.binary and not d.link})
 
 
+@dataclass(frozen=True)
+class Listed:
+    """The later commits within a candidate's window that read as corrections and touched ``paths``,
+    worked out ahead from the walk's records (``miner.git.history.PathHistory``): what
+    ``corrected_by`` asks git for when the files it follows are ``paths``."""
+
+    paths: tuple[str, ...]
+    commits: tuple[CommitMeta, ...]
+
+
+def window_end(meta: CommitMeta, config: Config) -> int:
+    """The last moment (seconds since the epoch) a later commit may correct ``meta`` and count."""
+    return meta.committer_time + config.clean.wait_days * 86400
+
+
+_LINKS = (0o120000, 0o160000)  # a symlink, a submodule: followed_paths leaves them out
+
+
+def expected_followed(repo: Repo, meta: CommitMeta) -> tuple[str, ...]:
+    """What ``followed_paths`` will say of the change's diff, told from the walk's line counts and
+    the change's tree (the worker that reads the diff checks it, and asks git when it differs)."""
+    paths = set()
+    for f in meta.files:
+        entry = repo.entry(meta.sha, f.path) if f.added and not f.binary else None
+        if entry is not None and entry[0] not in _LINKS:
+            paths.add(f.path)
+    return tuple(sorted(paths))
+
+
 def corrected_by(
-    meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config, fixes: AbstractSet[str]
+    meta: CommitMeta,
+    diffs: list[FileDiff],
+    history: Later,
+    head: str,
+    config: Config,
+    fixes: AbstractSet[str],
+    listed: Listed | None = None,
 ) -> str | None:
     """The first later commit, within the waiting window, that reads as a correction and rewrote
     or removed a line this change added, in any kind of file (code, tests, examples, CI, scripts);
-    None when there is none. Blame at that commit's parent says whose lines it changed."""
+    None when there is none. Blame at that commit's parent says whose lines it changed. The later
+    commits are ``listed``'s when it was worked out for the same files, else git's."""
     paths = followed_paths(diffs)
     if not paths or not meta.parents:
         return None
-    until = meta.committer_time + config.clean.wait_days * 86400
-    later = {
-        m.sha: m
-        for m in history.later_commits(meta.sha, head, paths, until)
-        if reads_as_correction(m, config, fixes) and m.parents
-    }
+    if listed is not None and list(listed.paths) == paths:
+        later = {m.sha: m for m in listed.commits}
+    else:
+        later = {
+            m.sha: m
+            for m in history.later_commits(meta.sha, head, paths, window_end(meta, config))
+            if is_correction(m, config, fixes)
+        }
     for sha, found in history.diffs(sorted(later, key=lambda s: (later[s].committer_time, s))):
         for diff in found:
             if diff.old_path is None or diff.binary or diff.link or not diff.removed:
@@ -314,9 +357,12 @@ _FOLLOWED = (None, "corrected_later")
 _MISSING = "clean_missing_object"
 
 
-def refusal(repo: Repo, head: str, config: Config, fixes: AbstractSet[str], meta: CommitMeta) -> str | None:
+def refusal(
+    repo: Repo, head: str, config: Config, fixes: AbstractSet[str], meta: CommitMeta, listed: Listed | None = None
+) -> str | None:
     """The checks that read git, for a candidate the sample reaches: why it is refused (a reformat,
-    generated code, nothing to review, corrected later), or None."""
+    generated code, nothing to review, corrected later), or None. ``listed``: the later commits
+    ``corrected_by`` reads, when the build worked them out ahead."""
     if repo.is_cosmetic(meta.sha):
         return "whitespace_only"
     if all(_generated(repo, meta.sha, path, config) for path in source_paths(meta, config)):
@@ -331,7 +377,7 @@ def refusal(repo: Repo, head: str, config: Config, fixes: AbstractSet[str], meta
         )
         if reason:
             return reason
-        return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes) else None
+        return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes, listed) else None
     except MissingObjectError:
         return _MISSING
 
@@ -389,7 +435,7 @@ def still_answered(
         waited = {
             sha: c
             for sha, c in mine.items()
-            if sha in commits and c.fixes == digest and commits[sha].committer_time + config.clean.wait_days * 86400 < earliest
+            if sha in commits and c.fixes == digest and window_end(commits[sha], config) < earliest
         }
         prunes = _prunes_first_parent(repo, merges)
         # The files a candidate's history is read for, from its diff: only for those a merge may prune

@@ -7,9 +7,10 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import Sample
+from conftest import Sample, every_clean_config
 
 from miner.commands.build import BuildOptions, build
 from miner.core.config import TIERS, load_config
@@ -447,6 +448,38 @@ def test_a_rebuild_at_a_newer_head_reuses_the_clean_checks_that_still_hold_and_w
         [samples["shelf"].path], before, config, BuildOptions(rev=samples["shelf"].sha("bump-golden-year") + "^"), progress=False
     )
     assert yearly in _clean_heads(before) and yearly not in _clean_heads(tmp_path / "shelf" / "cold")
+
+
+def test_the_later_commits_a_clean_check_reads_come_from_the_walk_and_change_no_byte(
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every candidate is checked (a large ratio): the later commits each check reads are worked out
+    from the walk's records (miner.git.history) with no ``git log`` per candidate, and the output is
+    the same as when git is asked each time. The shelf sample's changes that later commits
+    corrected (its truth lists four) are still refused for it."""
+    from miner.git.history import PathHistory
+    from miner.git.reader import Repo
+
+    config = every_clean_config()
+    asked: list[tuple[object, ...]] = []
+    git_log = Repo.later_commits
+
+    def counted(self: Repo, *args: Any) -> Any:
+        asked.append(args)
+        return git_log(self, *args)
+
+    monkeypatch.setattr(Repo, "later_commits", counted)
+    names = ("shelf", "gokv")
+    corrected = {}
+    for name in names:
+        result = build([samples[name].path], tmp_path / name / "walk", config, progress=False)
+        corrected[name] = result.reports[0].dropped["clean"]["corrected_later"]
+    assert asked == [] and corrected["shelf"] >= 4
+    monkeypatch.setattr(PathHistory, "listed", lambda *args: None)
+    for name in names:
+        build([samples[name].path], tmp_path / name / "git", config, progress=False)
+        assert _files(tmp_path / name / "walk") == _files(tmp_path / name / "git"), name
+    assert len(asked) > 5
 
 
 def _clean_heads(out: Path) -> set[str]:

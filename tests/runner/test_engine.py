@@ -77,6 +77,7 @@ def test_lookahead_answers_as_fn_would_and_runs_only_a_few_ahead() -> None:
     from miner.runner.engine import Lookahead
 
     ran: list[int] = []
+    asked: list[int] = []
     lock = threading.Lock()
 
     def square(n: int) -> int:
@@ -84,16 +85,21 @@ def test_lookahead_answers_as_fn_would_and_runs_only_a_few_ahead() -> None:
             ran.append(n)
         return n * n
 
+    def args(n: int) -> tuple[int]:
+        asked.append(n)
+        return (n,)
+
     with ThreadPoolExecutor(2) as pool:
-        ahead: Lookahead[int, int] = Lookahead(pool, square, 2)
-        ahead.plan([(n, (n,)) for n in range(10)])
-        assert ahead.get(0, (0,)) == 0
-        assert ahead.get(5, (5,)) == 25  # 1-4 skipped
-        assert ahead.get(2, (2,)) == 4  # asked after all: run then, or taken from what ran ahead
-        assert ahead.get(42, (42,)) == 1764  # not in the plan
+        ahead: Lookahead[int, int] = Lookahead(pool, square, 2, args)
+        ahead.plan(list(range(10)))
+        assert ahead.get(0) == 0
+        assert ahead.get(5) == 25  # 1-4 skipped
+        assert ahead.get(2) == 4  # asked after all: run then, or taken from what ran ahead
+        assert ahead.get(42) == 1764  # not in the plan
         ahead.close()
     assert max(n for n in ran if n != 42) <= 7  # 5 was asked with two ahead of it
     assert ran.count(2) == 1 and ran.count(5) == 1
+    assert sorted(asked) == sorted(set(asked)) and max(n for n in asked if n != 42) <= 7  # made once, only when sent
 
 
 _STARTS_INTERRUPTED = """
