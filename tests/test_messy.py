@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 from pathlib import Path
 
@@ -69,6 +70,82 @@ def merge_a_root_sorting_before(repo: Path, first: str) -> str:
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "Merge the docs", other, date="2023-07-02T10:00:00Z")
     return other
+
+
+FILES = ("a.py", "b.py", "d/c.py", "d/e.py", "f.txt")
+
+
+def _write(repo: Path, rng: random.Random, step: int) -> None:
+    """Change one or two files: new text, an old text again (so merges can equal a parent), a
+    deletion, a rename, or a file turned into a directory."""
+    for name in rng.sample(FILES, rng.randint(1, 2)):
+        target = repo / name
+        roll = rng.random()
+        if roll < 0.1 and target.is_file():
+            target.unlink()
+        elif roll < 0.18 and target.is_file():
+            target.rename(repo / (name + ".moved"))
+        elif roll < 0.22 and target.is_file() and name == "f.txt":
+            target.unlink()
+            (repo / "f.txt").mkdir()
+            (repo / "f.txt" / "inside.py").write_text(f"inside {step}\n")
+        elif not (repo / name).is_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f"{name} {rng.choice([step, 0, 1])}\n")
+
+
+def seeded_history(repo: Path, seed: int) -> list[str]:
+    """A history of about 90 steps on several branches; returns every commit made."""
+    rng = random.Random(seed)
+    git(repo, "init", "-q", "-b", "main")
+    made: list[str] = []
+    branches = ["main"]
+    hour = 0
+
+    def when() -> str:
+        nonlocal hour
+        hour += 1 if rng.random() > 0.08 else -30  # now and then a commit dated before its parent
+        return f"@{1704067200 + hour * 3600} +0000"
+
+    for step in range(90):
+        roll = rng.random()
+        branch = rng.choice(branches)
+        if made:
+            git(repo, "checkout", "-q", "-f", branch)
+            git(repo, "clean", "-q", "-fd")
+        if roll < 0.55 or not made:
+            _write(repo, rng, step)
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "--allow-empty", "-m", f"Change {step}", date=when())
+        elif roll < 0.7:
+            name = f"b{step}"
+            git(repo, "checkout", "-q", "-f", "-b", name, rng.choice(made))
+            branches.append(name)
+            continue
+        else:
+            others = [b for b in branches if b != branch]
+            if not others:
+                continue
+            theirs = rng.sample(others, 2 if roll > 0.95 and len(others) > 1 else 1)
+            how = rng.choice([["-X", "theirs"], ["-s", "ours"], ["-X", "ours"]]) if len(theirs) == 1 else []
+            if not _merge(repo, [*how, "-m", f"Merge {step}", *theirs], when()):
+                continue
+        made.append(git(repo, "rev-parse", "HEAD").strip())
+    git(repo, "checkout", "-q", "-f", "main")
+    for branch in branches[1:]:
+        _merge(repo, ["-X", "theirs", "-m", f"Merge {branch}", branch], when())
+    return made
+
+
+def _merge(repo: Path, args: list[str], date: str) -> bool:
+    """Merge, or give up on a conflict the strategy cannot settle (leaving the branch as it was)."""
+    try:
+        git(repo, "merge", "-q", "--no-ff", *args, date=date)
+        return True
+    except subprocess.CalledProcessError:
+        git(repo, "reset", "-q", "--merge")
+        git(repo, "reset", "-q", "--hard")
+        return False
 
 
 @pytest.fixture

@@ -478,9 +478,11 @@ def _anchor(run: Run, target: _Target, todo: list[FixCommit], metas: dict[str, C
             bar.update()
     for path in sorted(set(tips) - set(hot)):
         anchors.save(where, path, [tips[path]])
-    if tips:
-        cache.save_tip_anchors(identity, tips)
-    return str(where) if tips else None
+    if not tips:
+        return None
+    cache.save_tip_anchors(identity, tips)
+    anchors.save_mainline(where, repo, head)
+    return str(where)
 
 
 def _mine(run: Run, target: _Target) -> _Mined:

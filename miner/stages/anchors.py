@@ -145,6 +145,19 @@ def _file(where: Path, path: str) -> Path:
     return where / (hashlib.sha1(path.encode()).hexdigest() + ".anchors")
 
 
+MAINLINE = "mainline"  # the head's first-parent chain, newest first, beside the anchors
+_WALK_TO_MAINLINE = 64  # first parents followed from a commit off the chain before asking libgit2
+
+
+def save_mainline(where: Path, repo: Repo, head: str) -> None:
+    """Write the head's first-parent chain where the workers read the anchors: most questions of
+    ancestry between an anchor and a fix's parent are then answered by two positions on it."""
+    where.mkdir(parents=True, exist_ok=True)
+    tmp = where / (MAINLINE + ".tmp")
+    tmp.write_bytes(repo.run("rev-list", "--first-parent", head))
+    tmp.replace(where / MAINLINE)
+
+
 def save(where: Path, path: str, anchors: list[Anchor]) -> None:
     """Write one path's anchors for the workers (written whole, then renamed into place)."""
     where.mkdir(parents=True, exist_ok=True)
@@ -165,6 +178,7 @@ class Anchored:
         self.repo = repo
         self.where = Path(where)
         self._loaded: OrderedDict[str, list[Anchor]] = OrderedDict()
+        self._mainline: dict[str, int] | None = None
         self.blob = repo.blob
         self.is_cosmetic = repo.is_cosmetic
         self.is_ancestor = repo.is_ancestor
@@ -183,6 +197,34 @@ class Anchored:
         self._loaded.move_to_end(path)
         return self._loaded[path]
 
+    def _depth(self) -> dict[str, int]:
+        """Each commit of the head's first-parent chain, by its distance from the head."""
+        if self._mainline is None:
+            file = self.where / MAINLINE
+            listed = file.read_text().split() if file.is_file() else []
+            self._mainline = {sha: n for n, sha in enumerate(listed)}
+        return self._mainline
+
+    def _is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """``Repo.is_ancestor``, answered from the first-parent chain when both commits reach it
+        (libgit2 takes milliseconds a question: blame asks it for every fix). ``descendant`` off the
+        chain follows its first parents to it; an answer the chain cannot give goes to libgit2."""
+        depth = self._depth()
+        if ancestor in depth:
+            at = descendant
+            for _ in range(_WALK_TO_MAINLINE):
+                if at in depth:
+                    if depth[ancestor] >= depth[at]:
+                        return True
+                    if at == descendant:
+                        return False  # newer on the chain than the descendant: not below it
+                    break
+                parent = self.repo.first_parent(at)
+                if parent is None:
+                    break
+                at = parent
+        return self.repo.is_ancestor(ancestor, descendant)
+
     def _nearest(self, rev: str, path: str) -> Anchor | None:
         """The newest anchor that is ``rev`` or an ancestor of it, trying a few from the newest
         one committed no later than ``rev``."""
@@ -195,7 +237,7 @@ class Anchored:
             try:
                 if self.repo.commit_time(anchor.commit) > when:
                     continue
-                if anchor.commit == rev or self.repo.is_ancestor(anchor.commit, rev):
+                if anchor.commit == rev or self._is_ancestor(anchor.commit, rev):
                     return anchor
             except (KeyError, ValueError, pygit2.GitError):
                 continue  # an anchor an earlier build left at a commit this history no longer has
@@ -206,7 +248,7 @@ class Anchored:
 
     def _behind(self, sha: str, anchor: Anchor) -> bool:
         """Whether the anchor's blame may have gone through ``sha`` (it is the anchor or older)."""
-        return sha == anchor.commit or self.repo.is_ancestor(sha, anchor.commit)
+        return sha == anchor.commit or self._is_ancestor(sha, anchor.commit)
 
     def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
         ignore = tuple(sorted(set(ignore)))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Sample, tree
-from test_messy import commit, git
+from test_messy import commit, git, seeded_history
 
 from miner.commands.build import BuildOptions, Workers, build
 from miner.core.config import load_config
@@ -197,3 +197,23 @@ def test_an_anchor_at_a_commit_the_history_lacks_is_passed_over(branchy: Path, t
     anchors.save(tmp_path / "a", "main.py", [*chain, stale])
     lines = range(1, 41)
     assert Anchored(repo, str(tmp_path / "a")).blame(head, "main.py", lines) == repo.blame(head, "main.py", lines)
+
+
+def test_ancestry_read_off_the_first_parent_chain_is_libgit2s(tmp_path: Path) -> None:
+    """Anchored answers whether a commit is below another from the head's first-parent chain where
+    it can: the same answer as libgit2 for every pair of commits of a seeded history of branches,
+    merges and dates that go backwards (the chain is asked about first-parent commits; every other
+    commit walks to it, or is asked of libgit2)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    made = seeded_history(repo, 5)
+    r = Repo(repo)
+    head = r.resolve("HEAD")
+    anchors.save_mainline(tmp_path / "anchors", r, head)
+    anchored = Anchored(r, str(tmp_path / "anchors"))
+    every = sorted(set(made) | set(git(repo, "rev-list", "--all").split()))
+    chain = set(git(repo, "rev-list", "--first-parent", head).split())
+    assert 5 < len(chain) < len(every)
+    for a in every:
+        for b in every:
+            assert anchored._is_ancestor(a, b) == r.is_ancestor(a, b), (a, b)
