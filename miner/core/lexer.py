@@ -92,9 +92,23 @@ _C_TOKENS = re.compile(r"""(//[^\n]*|/\*.*?(?:\*/|\Z))|"(?:\\.|[^"\\\n])*"?|'(?:
 _GO_TOKENS = re.compile(r"""(//[^\n]*|/\*.*?(?:\*/|\Z))|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?|`[^`]*`?""", re.S)
 
 
+# Rust: a string may span lines; a raw string (r"..", r#".."#, with a b or c prefix too) has no
+# escapes and may hold quotes; '\n' is a character but 'a in <'a> is a lifetime, not the start of one.
+_RUST_RAW = r"""[bc]?r(?:"[^"]*"?|\#"(?:[^"]|"(?!\#))*(?:"\#)?|\#\#"(?:[^"]|"(?!\#\#))*(?:"\#\#)?)"""
+_RUST_STRING = r"""[bc]?"(?:\\.|[^"\\])*"?"""
+_RUST_CHAR = r"""b?'(?:\\(?:u\{[0-9A-Fa-f_]*\}|x[0-9A-Fa-f]{2}|.)|[^'\\\n])'"""
+_RUST_LITERALS = "|".join((_RUST_RAW, _RUST_STRING, _RUST_CHAR, r"'[A-Za-z_]\w*"))
+_RUST_TOKENS = re.compile(r"(//[^\n]*|/\*.*?(?:\*/|\Z))|" + _RUST_LITERALS, re.S)
+
+
+def _c_scanner(path: str) -> re.Pattern[str]:
+    lower = path.lower()
+    return _GO_TOKENS if lower.endswith(".go") else _RUST_TOKENS if lower.endswith(".rs") else _C_TOKENS
+
+
 def _c_comments(text: str, path: str = "") -> list[tuple[int, int]]:
     """Character ranges of the comments of a C-family source (strings are skipped whole)."""
-    scanner = _GO_TOKENS if path.lower().endswith(".go") else _C_TOKENS
+    scanner = _c_scanner(path)
     return [m.span() for m in scanner.finditer(text) if m.lastindex]
 
 
@@ -273,7 +287,20 @@ _GO_TOKEN = re.compile(
 """,
     re.S | re.X,
 )
+_RUST_TOKEN = re.compile(_RUST_LITERALS + r"|[A-Za-z_][\w]*|\d[\w.]*|\S", re.S)
 _QUOTES = "\"'`"
+_RAW = re.compile(r"([bc]?r)(#*)\"(.*?)(?:\"\2)?\Z", re.S)
+
+
+def _rust_token(token: str) -> str:
+    """A Rust token as ``code_tokens`` gives it: a literal as a string (a raw one too: ``r#"a"#`` is
+    the string a with the prefix r); a lifetime (``'a``) or a word as it is."""
+    raw = _RAW.match(token)
+    if raw:
+        return f"S{raw.group(1).lower()}:{raw.group(3)}"
+    if token[0] == "'" and not (len(token) > 2 and token.endswith("'")):
+        return token  # a lifetime or a label
+    return _normal_string(token) if token[0] in _QUOTES or token[:2] in ('b"', 'c"', "b'") else token
 
 
 def _normal_string(text: str) -> str:
@@ -295,6 +322,8 @@ def code_tokens(path: str, text: str) -> list[str] | None:
     lower = path.lower()
     if lower.endswith(C_FAMILY):
         masked = _masked(text, _c_comments(text, path))
+        if lower.endswith(".rs"):
+            return [_rust_token(t) for t in _RUST_TOKEN.findall(masked)]
         scanner = _GO_TOKEN if lower.endswith(".go") else _C_TOKEN
         return [_normal_string(t) if t[0] in _QUOTES else t for t in scanner.findall(masked)]
     if lower.endswith((".py", ".pyi")):

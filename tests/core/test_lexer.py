@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from miner.core.lexer import code_lines, comment_spans
+from miner.core.lexer import code_lines, code_tokens, comment_spans
 
 C = """#include <stdio.h>
 /* a block
@@ -79,3 +79,35 @@ def test_a_go_raw_string_ends_at_its_backquote_even_after_a_backslash() -> None:
     assert code_lines("spin.go", text) == {1, 3}
     assert [s.text for s in comment_spans("spin.go", text)] == ["// a comment"]
     assert code_lines("spin.js", "var s = `\\``;\n// c\n") == {1}
+
+
+RUST = """fn longest<'a>(x: &'a str, y: &'a str) -> &'a str { // the longer one
+    let url = r#"see "https://example.com" // not a comment"#;
+    let help = "one line
+// still the string
+end";
+    let quote = '\\''; let bytes = b"x"; // bytes
+    'outer: loop { break 'outer; }
+}
+"""
+
+
+def test_rust_lifetimes_raw_and_multi_line_strings() -> None:
+    """A lifetime ('a) opens no character literal; a raw string may hold quotes and //; a string may
+    span lines. Read with C's rules, the comment after a lifetime is lost and a line inside the
+    string is taken for a comment."""
+    assert code_lines("lib.rs", RUST) == set(range(1, 9))
+    assert [s.text for s in comment_spans("lib.rs", RUST)] == ["// the longer one", "// bytes"]
+    assert code_lines("lib.c", RUST) != set(range(1, 9))
+
+
+def test_rust_tokens_keep_literals_apart_from_code() -> None:
+    """A change to the text of a raw string changes one string token and nothing else (a help text
+    edited is a change of messages only); lifetimes stay words, and a byte string keeps its prefix."""
+    tokens = code_tokens("lib.rs", RUST)
+    edited = code_tokens("lib.rs", RUST.replace("not a comment", "not a comment at all"))
+    assert tokens is not None and edited is not None and len(tokens) == len(edited)
+    assert [(a, b) for a, b in zip(tokens, edited) if a != b] == [
+        ('Sr:see "https://example.com" // not a comment', 'Sr:see "https://example.com" // not a comment at all')
+    ]
+    assert tokens.count("'a") == 4 and "'outer" in tokens and "Sb:x" in tokens and "S:'" in tokens
