@@ -253,8 +253,8 @@ class _CleanChecks:
         )
         self._args = (RepoRef.of(target.repo), target.head, run.config, frozenset(fixes))
         self._repo, self._config, self._commits = target.repo, run.config, commits
-        # Which later commits each candidate's check reads, worked out here from the walk's records:
-        # git took about a third of a build answering that once per candidate.
+        # Which later commits each candidate's check reads, worked out here from the walk's records
+        # instead of a path-limited git log per candidate in the worker.
         self._history = PathHistory(target.repo, target.head, commits, lambda m: is_correction(m, run.config, fixes))
         self._cache, self._identity, self._key = run.cache, target.identity, clean_key(run.config, target.repo.exclude)
         earlier = run.cache.clean_checks(target.identity, self._key)

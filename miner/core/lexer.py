@@ -287,7 +287,7 @@ _GO_TOKEN = re.compile(
 """,
     re.S | re.X,
 )
-_RUST_TOKEN = re.compile(_RUST_LITERALS + r"|[A-Za-z_][\w]*|\d[\w.]*|\S", re.S)
+_RUST_TOKEN = re.compile(_RUST_LITERALS + r"|[A-Za-z_]\w*|\d[\w.]*|\S", re.S)
 _QUOTES = "\"'`"
 _RAW = re.compile(r"([bc]?r)(#*)\"(.*?)(?:\"\2)?\Z", re.S)
 

@@ -3,7 +3,8 @@ own records, without a git process per question.
 
 The clean stage asks this of every candidate it checks (which later commits touched the files the
 change wrote), and git answers each by walking the whole history above the candidate, comparing
-trees at every commit: about a third of a build's time on repositories of small files. The walk
+trees at every commit: 10-45 ms a candidate on the repositories measured (nvme-cli: 39 ms, against
+15 ms here). The walk
 already read every non-merge commit with the files it changed; with the merges' parents (one
 ``git rev-list``) the same answer is a walk over integers and sets.
 
