@@ -125,6 +125,7 @@ class CleanConfig(_Section):
     max_changed_lines: int = Field(gt=0)
     min_code_lines: int = Field(ge=0)
     release_subjects: list[str]
+    no_review_types: list[str]
     corrections: list[str]
     ratio: float = Field(ge=0)
     min_count: int = Field(ge=0)

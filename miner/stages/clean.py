@@ -31,7 +31,7 @@ from miner.core.errors import MinerError, MissingObjectError
 from miner.core.lexer import code_lines, code_tokens
 from miner.core.records import CleanPick, CommitMeta, FileDiff, Verdict
 from miner.git import BlameHit, Repo
-from miner.stages.vet import Sides, neutral, sides_reader
+from miner.stages.vet import Sides, conventional, neutral, sides_reader
 
 
 class FixTouches:
@@ -80,6 +80,9 @@ def why_not_clean(
     subject = plain_subject(meta.message)
     if any(re.search(p, subject, re.I) for p in config.clean.release_subjects):
         return "release_commit"
+    typed = conventional(meta.subject)
+    if typed is not None and typed[0] in config.clean.no_review_types:
+        return "not_review_type"
     source = [f for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
     if not source:
         return "no_source_change"
@@ -155,7 +158,8 @@ def source_paths(meta: CommitMeta, config: Config) -> list[str]:
     return [f.path for f in meta.files if path_kind(f.path, config.paths) == "source" and not f.binary]
 
 
-_VERSION = re.compile(r"version|\b\d+\.\d+(\.\d+)+\b", re.I)
+# A version, with a pre-release or development suffix if it has one (2.1.0, 2.1.0rc1, 1.4.0-beta.2, 0.9.dev3)
+_VERSION = re.compile(r"version|\b\d+\.\d+(\.\d+)+([-.]?(rc|a|b|alpha|beta|dev|post|pre)\.?\d*)?\b", re.I)
 _NUMBERS = re.compile(r"\b[0-9a-f]{7,}\b|\d+")  # numbers, and hashes as a release's checksums hold them
 
 

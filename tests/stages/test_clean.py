@@ -200,6 +200,12 @@ def test_unreviewable_changes() -> None:
         diff("CHANGES.md", ["## 0.9.1", "- Faster search"]),
     ]
     assert unreviewable(tap, sides('VERSION = "0.9.0"\n', 'VERSION = "0.9.1"\n'), CONFIG) == "bump_only"
+    # A pin moved from a release candidate to the release, in a requirements file and setup.py.
+    pins = [
+        diff("requirements-dev.txt", ["pytest-httpbin==2.1.0"], ["pytest-httpbin==2.1.0rc1"]),
+        diff("setup.py", ['    "pytest-httpbin==2.1.0",'], ['    "pytest-httpbin==2.1.0rc1",']),
+    ]
+    assert unreviewable(pins, sides('x = ["pytest-httpbin==2.1.0rc1"]\n', 'x = ["pytest-httpbin==2.1.0"]\n'), CONFIG) == "bump_only"
 
 
 def test_a_rename_is_unreviewable_only_when_no_old_name_is_left() -> None:
@@ -238,6 +244,17 @@ def test_a_release_commit_is_not_clean() -> None:
         assert reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"})) == "release_commit", subject
     for subject in ("Add release notes", "Update version handling in cli", "Fix crash in the 1.2 parser"):
         assert reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"})) != "release_commit", subject
+
+
+def test_a_change_typed_as_docs_style_or_chore_is_not_clean() -> None:
+    def why(subject: str) -> str | None:
+        return reason(meta("c" * 40, days_old=800).model_copy(update={"message": subject + "\n"}))
+
+    for subject in ("doc: clarify the --glob help", "docs(api): document the all type", "style: reorder imports", "chore: bump marked"):
+        assert why(subject) == "not_review_type", subject
+    # Other types, no type at all, and a type named in the body only, stay candidates.
+    for subject in ("feat: add a frobnicator", "refactor(core): split the parser", "Document the docs: directory"):
+        assert why(subject) is None, subject
 
 
 def test_corrections_are_read_from_the_message() -> None:
