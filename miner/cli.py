@@ -600,6 +600,51 @@ def report_cmd(out: Path, to: Path, scores: tuple[Path, ...], calibrations: tupl
     click.echo(f"wrote {written.page}, {written.summary.name} and {len(written.tables)} CSV tables", err=True)
 
 
+@main.command("judge", context_settings=CONTEXT)
+@click.option("--model", envvar="MINER_JUDGE_MODEL", required=True, help="The model's name [env MINER_JUDGE_MODEL].")
+@click.option(
+    "--url",
+    envvar="MINER_JUDGE_URL",
+    default="https://api.openai.com/v1",
+    show_default=True,
+    help="An OpenAI-compatible API: the URL that /chat/completions is under [env MINER_JUDGE_URL].",
+)
+@click.option(
+    "--key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="The environment variable that holds the API key (never the key itself).",
+)
+@click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for the model.")
+@click.option("--max-chars", type=click.IntRange(min=1000), default=60_000, show_default=True, help="Each diff is cut to this.")
+@click.option(
+    "--prompt",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The judge's instruction, instead of the rubric miner ships (miner/commands/judge_prompt.md).",
+)
+def judge_cmd(model: str, url: str, key_env: str, timeout: float, max_chars: int, prompt: Path | None) -> None:
+    """Answer one judge packet (JSON on stdin) by asking a chat model: the judge for miner build --judge.
+
+    Prints the rubric's answers as one JSON object; on failure, one line on stderr and exit 2 (miner
+    build then keeps the candidate and counts it under judge_failed).
+
+    Example:
+
+        miner build repo --judge "miner judge --model gpt-4.1"
+        miner build repo --judge "miner judge --url http://localhost:8000/v1 --model qwen2.5-coder"
+    """
+    from miner.commands.chat_judge import ChatModel, ask_model
+
+    try:
+        packet = json.loads(sys.stdin.read())
+    except ValueError as exc:
+        raise MinerError(f"the packet on stdin is not JSON ({exc}); miner judge is run by miner build --judge") from exc
+    if not isinstance(packet, dict):
+        raise MinerError("the packet on stdin is not a JSON object; miner judge is run by miner build --judge")
+    found = ask_model(packet, ChatModel(model, url, key_env, timeout, max_chars, prompt))
+    click.echo(json.dumps(found, sort_keys=True))
+
+
 @main.command("schema", context_settings=CONTEXT)
 @click.argument("what", type=click.Choice(["findings"]))
 def schema_cmd(what: str) -> None:

@@ -12,8 +12,10 @@ ADJUDICATION.md, keyed by commit ids (never fixture ids, which change with the c
 A bug fixture is adjudicated when every fix it names has a verdict for its change, and valid when
 one of them is valid (the others then make its marking "partly" right). **Validity** is the share
 of adjudicated fixtures that are valid; **retention** is the share of the valid fixtures the
-sampled baseline emitted (``sampled_from`` of the verdicts) that the build still emits; for clean
-candidates, the share of the valid ones of the baseline's eligible sample that are still eligible.
+sampled baseline emitted (the draw ``baseline`` of the repository's entry names, among the ``sampled_from``
+of the verdicts: miner 0.2.0's default output, or for the held-out repositories the first draw read) that the
+build still emits; for clean candidates, the share of the valid ones of the baseline's sample that are still
+eligible.
 Intervals are Wilson's, at 95%.
 """
 
@@ -77,6 +79,9 @@ class RepositoryEntry(_Verdict):
     role: Literal["tune", "seen", "heldout"]
     fixes_trailers: bool
     head: str
+    # The draws retention is measured against: the valid fixtures of these samples that a build still emits.
+    baseline: str = "0.2.0-default"
+    clean_baseline: str = "0.2.0-clean-eligible"
 
 
 @dataclass(frozen=True)
@@ -176,10 +181,6 @@ class Score:
         return Rate(self.clean_kept, self.clean_pool_valid)
 
 
-BASELINE = "0.2.0-default"
-CLEAN_BASELINE = "0.2.0-clean-eligible"
-
-
 def sample(changes: Iterable[str], size: int | None, seed: str) -> list[str]:
     """A seeded uniform sample of ``size`` changes (all of them when None): those whose salted hash is
     smallest, so a build that drops a few keeps the rest of its sample and draws the next ones in."""
@@ -215,7 +216,7 @@ def score(
             result.invalid.append(f"{change[:12]} <- {','.join(f[:12] for f in sorted(fixes))}")
     baseline: dict[str, list[BugVerdict]] = {}
     for v in pairs.values():
-        if v.sampled_from == BASELINE:
+        if v.sampled_from == entry.baseline:
             baseline.setdefault(v.change, []).append(v)
     result.baseline = Rate(sum(any(v.valid for v in vs) for vs in baseline.values()), len(baseline))
     for change, judged in baseline.items():
@@ -225,7 +226,7 @@ def score(
             result.bug_kept += bool(good & emitted.bugs.get(change, frozenset()))
     mine = [v for v in clean if v.repository == entry.url]
     by_change = {v.change: v for v in mine}
-    pool = [v for v in mine if v.sampled_from == CLEAN_BASELINE]
+    pool = [v for v in mine if v.sampled_from == entry.clean_baseline]
     result.clean_baseline = Rate(sum(v.valid for v in pool), len(pool))
     for change in sorted(sample(emitted.clean, size, f"{seed}:{entry.name}:clean")):
         result.clean_emitted += 1

@@ -2,7 +2,7 @@
 """How many of miner's fixtures are true, on repositories whose fixtures were read one by one.
 
     scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|all] [--only NAME ...] [--pydriller]
-                              [--keep DIR] [--json]
+                              [--judge CMD] [--keep DIR] [--json]
 
 For every repository in ``validity/repositories.yaml`` (its clone found under ``--mirrors`` as
 ``owner+name/repo``, ``owner+name`` or ``name``, or given as ``--repo NAME=PATH``), miner builds
@@ -12,16 +12,20 @@ matched to the verdicts in ``validity/`` by commit ids (``scripts/adjudication.p
 per repository and for the tuning and held-out repositories apart:
 
 - bug fixtures emitted, adjudicated, validity (with a 95% Wilson interval), and the validity of the
-  0.2.0 default output the verdicts were sampled from; retention: the share of the valid fixtures of
-  that baseline sample the build still emits;
+  baseline draw the verdicts were sampled from (miner 0.2.0's default output; for the held-out
+  repositories the first draw read, ``r4-sample`` of 0.4.0); retention: the share of the valid fixtures
+  of that baseline sample the build still emits;
 - the same for clean fixtures: validity of the clean fixtures that have a verdict, and retention: the
   share of the valid clean candidates that are still eligible.
 
 With ``--pydriller``, PyDriller's ``get_commits_last_modified_lines`` labels the same fixes (every fix
 that has a verdict), on a bare copy of the repository (PyDriller writes into the repository it opens);
-each (commit, fix) pair it names that has a verdict is scored the same way. Example:
+each (commit, fix) pair it names that has a verdict is scored the same way. With ``--judge CMD`` every
+build asks that judge (``miner build --judge``): a judge whose answers were written out of band by
+readers of the packets is ``scripts/queue_judge.py``. Examples:
 
     scripts/bench_validity.py --mirrors /work/.mirror --role heldout --pydriller
+    scripts/bench_validity.py --mirrors /work/.mirror --role heldout --judge "python scripts/queue_judge.py answers/"
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from adjudication import (  # beside this file
     total,
 )
 
-from miner import BuildOptions, MinerError, Workers, build, load_config, open_output, pydriller_szz
+from miner import BuildOptions, JudgeCommand, MinerError, Workers, build, load_config, open_output, pydriller_szz
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,14 +65,20 @@ def clone_of(entry: RepositoryEntry, mirrors: Path | None, given: dict[str, Path
     raise MinerError(f"no clone of {entry.url} found; give --mirrors DIR or --repo {entry.name}=PATH")
 
 
-def build_one(entry: RepositoryEntry, path: Path, out: Path, jobs: int, fresh: bool) -> float:
+def build_one(entry: RepositoryEntry, path: Path, out: Path, jobs: int, fresh: bool, judge: str | None = None) -> float:
     config = load_config().with_overrides(clean={"ratio": 1000.0, "max_count": 1_000_000})
     start = time.perf_counter()
     build(
         [path],
         out,
         config,
-        BuildOptions(rev=entry.head, names=[entry.name], workers=Workers(jobs=jobs), use_cache=not fresh),
+        BuildOptions(
+            rev=entry.head,
+            names=[entry.name],
+            workers=Workers(jobs=jobs),
+            use_cache=not fresh,
+            judge=JudgeCommand(judge) if judge else None,
+        ),
         force=out.exists(),
         progress=False,
     )
@@ -139,6 +149,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="keep the build outputs here (a rerun rebuilds from their cache)")
     parser.add_argument("--fresh", action="store_true", help="mine again instead of reusing kept outputs' caches")
     parser.add_argument("--pydriller", action="store_true")
+    parser.add_argument("--judge", metavar="CMD", help="build with this judge (miner build --judge CMD)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-invalid", action="store_true", help="list the adjudicated invalid fixtures emitted")
@@ -160,7 +171,7 @@ def main() -> int:
     scores: list[Score] = []
     pyd: dict[str, tuple[Rate, int]] = {}
     print(
-        f"{'repository':<11} {'role':<8} {'bugs':>5} {'judg':>5}  {'validity':<22} {'0.2.0 default':<22} "
+        f"{'repository':<11} {'role':<8} {'bugs':>5} {'judg':>5}  {'validity':<22} {'baseline draw':<22} "
         f"{'retention':<22} | {'clean':>5} {'judg':>4}  {'clean validity':<22} {'clean pool':<22} "
         f"{'clean retention':<22}" + (f" | {'PyDriller validity':<22} {'pairs':>5}" if args.pydriller else ""),
         file=sys.stderr,
@@ -168,7 +179,7 @@ def main() -> int:
     for entry in entries:
         path = clone_of(entry, args.mirrors, given)
         out = keep / entry.name
-        seconds = build_one(entry, path, out, args.jobs, args.fresh)
+        seconds = build_one(entry, path, out, args.jobs, args.fresh, args.judge)
         s = score(entry, emitted(out, entry.name), data.bugs, data.clean, args.sample)
         if args.list_unjudged:
             unjudged(args.list_unjudged, entry, out, data, args.sample)

@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from conftest import Sample
@@ -38,6 +39,18 @@ def test_help_works_with_dash_h() -> None:
     assert code == 0 and "build" in out
     code, out, _ = run("build", "-h")
     assert code == 0 and "Example:" in out
+
+
+def test_every_command_has_an_example_and_is_in_the_readme() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    for name, command in sorted(main.commands.items()):
+        if isinstance(command, click.Group):
+            for sub in command.commands:
+                assert f"miner {name} {sub}" in readme, f"miner {name} {sub} is not in the README"
+            continue
+        assert f"miner {name}" in readme, f"miner {name} is not in the README"
+        code, out, _ = run(name, "-h")
+        assert code == 0 and "Example:" in out, f"miner {name} -h shows no example"
 
 
 def test_not_a_repository(tmp_path: Path) -> None:

@@ -537,7 +537,7 @@ def _mine(run: Run, target: _Target) -> _Mined:
     checks = _CleanChecks(run, target, metas, fix_shas)
     check: Callable[[CommitMeta], str | None] = checks
     if judge is not None:
-        check = JudgedClean(checks, judge, Asked(repo, name), verdicts, report.dropped["judge"])
+        check = JudgedClean(checks, judge, Asked(repo, name, head=head), verdicts, report.dropped["judge"], config)
     known = Known(
         int(head_date.timestamp()), blamed, fix_shas, FixTouches((f.meta for f in fixes), config.clean.fix_window_scope)
     )

@@ -61,3 +61,7 @@ class TargetDirError(MinerError):
 
 class RepositoryMismatchError(MinerError):
     """The repository given is not the one the fixture was mined from."""
+
+
+class JudgeError(MinerError):
+    """``miner judge`` could not ask its model, or the model's reply is not the rubric's answer."""

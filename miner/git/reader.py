@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import weakref
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pygit2
@@ -717,14 +717,18 @@ class Repo:
         parents = self._commit(sha).parent_ids
         return str(parents[0]) if parents else None
 
-    def patch(self, base: str | None, head: str) -> bytes:
-        """The unified diff of ``head`` against ``base`` (or the empty tree), as git prints it."""
+    def patch(self, base: str | None, head: str, paths: Sequence[str] = ()) -> bytes:
+        """The unified diff of ``head`` against ``base`` (or the empty tree), as git prints it; of
+        ``paths`` only, when given."""
         args = ["diff-tree", "-p", "-M", "-U3", "--no-ext-diff", "--no-textconv", "--full-index", "--format="]
         if base is None:
             args += ["--root", head]
         else:
             args += [base, head]
-        args += self._pathspec()
+        if paths:
+            args += ["--", *(f":(literal){p}" for p in paths), *(f":(exclude,literal){p}" for p in self.exclude)]
+        else:
+            args += self._pathspec()
         return self.run(*args)
 
     def changes(self, base: str | None, head: str) -> list[tuple[str, str | None, str | None]]:

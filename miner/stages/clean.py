@@ -314,13 +314,42 @@ def corrected_by(
             if is_correction(m, config, fixes)
         }
     for sha, found in history.diffs(sorted(later, key=lambda s: (later[s].committer_time, s))):
-        for diff in found:
-            if diff.old_path is None or diff.binary or diff.link or not diff.removed:
-                continue
-            hits = history.blame(later[sha].parents[0], diff.old_path, [n for n, _ in diff.removed])
-            if any(hit.sha == meta.sha for hit in hits):
-                return sha
+        if rewrote(meta.sha, later[sha], found, history):
+            return sha
     return None
+
+
+def rewrote(sha: str, later: CommitMeta, diffs: list[FileDiff], history: Later) -> list[str]:
+    """The files (as ``later``'s parent has them) where ``later`` rewrote or removed lines ``sha`` wrote:
+    blame at its parent says whose lines it changed."""
+    found: list[str] = []
+    for diff in diffs:
+        if diff.old_path is None or diff.binary or diff.link or not diff.removed:
+            continue
+        hits = history.blame(later.parents[0], diff.old_path, [n for n, _ in diff.removed])
+        if any(hit.sha == sha for hit in hits):
+            found.append(diff.old_path)
+    return found
+
+
+def later_changes(
+    meta: CommitMeta, diffs: list[FileDiff], history: Later, head: str, config: Config, limit: int = 8
+) -> list[tuple[CommitMeta, list[str]]]:
+    """The later commits within the waiting window that rewrote or removed lines this change added,
+    whatever their message says, oldest first (at most ``limit``), each with the files where they
+    did: what a reader follows to tell whether a change was later corrected."""
+    paths = followed_paths(diffs)
+    if not paths or not meta.parents:
+        return []
+    later = {m.sha: m for m in history.later_commits(meta.sha, head, paths, window_end(meta, config)) if m.parents}
+    found: list[tuple[CommitMeta, list[str]]] = []
+    for sha, changed in history.diffs(sorted(later, key=lambda s: (later[s].committer_time, s))):
+        where = rewrote(meta.sha, later[sha], changed, history)
+        if where:
+            found.append((later[sha], where))
+            if len(found) == limit:
+                break
+    return found
 
 
 Stratum = tuple[str, str, str]

@@ -8,7 +8,9 @@ rubric's answers (``ADJUDICATION.md``) as a JSON object on stdout:
   answers ``fix_is_bugfix``, ``defect_in_change`` and ``lines_right``. A pair is kept when the fix is
   a bug fix (``yes``), the change introduced the defect, and the lines are right at least in part;
   a fixture is kept while one of its pairs is;
-- a clean candidate's packet holds the change's message and diff, and the judge answers
+- a clean candidate's packet holds the change's message and diff, and the later commits within the
+  waiting window that rewrote or removed lines it added (each with its message and its diff of those
+  files: what a reader follows to tell whether the change was corrected later); the judge answers
   ``plausible_pr``, ``later_fixed`` and ``real_defect``: it is kept when it is a plausible pull
   request, never fixed, with no real defect.
 
@@ -33,13 +35,14 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 from tqdm import tqdm
 
+from miner.core.config import Config
 from miner.core.errors import MinerError
 from miner.core.records import CommitMeta, Defect, Verdict
 from miner.git import Repo
-from miner.stages.clean import Planned
+from miner.stages.clean import Planned, later_changes
 from miner.stages.fixture import decode
 
-PACKET_VERSION = 1
+PACKET_VERSION = 2  # 2: a clean packet holds the later commits that changed the change's lines
 
 
 def refusal(verdict: Verdict) -> str | None:
@@ -147,15 +150,16 @@ def bug_packet(repository: str, change: Shown, fix: Shown, lines: list[dict[str,
     }
 
 
-def clean_packet(repository: str, change: str, message: str, diff: str) -> dict[str, object]:
-    """What a judge reads of a clean candidate."""
+def clean_packet(repository: str, change: Shown, later: list[Shown]) -> dict[str, object]:
+    """What a judge reads of a clean candidate: the change, and the later commits that changed its lines."""
     return {
         "version": PACKET_VERSION,
         "kind": "clean",
         "repository": repository,
-        "change": change,
-        "message": message,
-        "diff": diff,
+        "change": change.commit,
+        "message": change.message,
+        "diff": change.diff,
+        "later": [{"commit": c.commit, "message": c.message, "diff": c.diff} for c in later],
         "answer": {"plausible_pr": "one of yes|no", "later_fixed": "one of yes|no|unsure", "real_defect": "one of yes|no|unsure"},
     }
 
@@ -163,13 +167,14 @@ def clean_packet(repository: str, change: str, message: str, diff: str) -> dict[
 @dataclass(frozen=True)
 class Asked:
     """Where a judge's questions about one repository come from: the repository the packets are
-    read from, its name in the output, how many questions run side by side, and whether to show
-    progress."""
+    read from, its name in the output, how many questions run side by side, whether to show
+    progress, and the mined commit."""
 
     repo: Repo
     name: str
     jobs: int = 1
     progress: bool = False
+    head: str = "HEAD"  # the mined commit: later history shown to a judge ends there
 
 
 def judged_bugs(
@@ -241,19 +246,23 @@ def _bug_packet(
     return bug_packet(name, change, Shown(fix, fix_meta.message if fix_meta else "", _patch_text(repo, fix)), lines)
 
 
-def _patch_text(repo: Repo, sha: str, limit: int = 200_000) -> str:
-    """A commit's diff for a judge, cut at ``limit`` characters (a judge reads it whole otherwise)."""
-    text = decode(repo.patch(repo.first_parent(sha), sha))[0]
+def _patch_text(repo: Repo, sha: str, limit: int = 200_000, paths: tuple[str, ...] = ()) -> str:
+    """A commit's diff (of ``paths`` only, if given) for a judge, cut at ``limit`` characters (a judge
+    reads it whole otherwise)."""
+    text = decode(repo.patch(repo.first_parent(sha), sha, paths))[0]
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
 
 
 class JudgedClean:
     """The clean stage's check, then the judge's: a refused candidate gives way to the next in the
-    sample. What the judge says of a kept one goes into ``verdicts``."""
+    sample. What the judge says of a kept one goes into ``verdicts``. ``head`` and ``config`` say how
+    far the later history shown to the judge goes (the waiting window, up to the mined commit)."""
 
-    def __init__(self, checks: Planned, judge: Judge, asked: Asked, verdicts: dict[str, Verdict], dropped: Counter[str]) -> None:
+    def __init__(
+        self, checks: Planned, judge: Judge, asked: Asked, verdicts: dict[str, Verdict], dropped: Counter[str], config: Config
+    ) -> None:
         self.checks, self.judge, self.verdicts, self.dropped = checks, judge, verdicts, dropped
-        self.repo, self.name = asked.repo, asked.name
+        self.repo, self.name, self.head, self.config = asked.repo, asked.name, asked.head, config
 
     def plan(self, order: list[CommitMeta]) -> None:
         self.checks.plan(order)
@@ -262,10 +271,19 @@ class JudgedClean:
         reason = self.checks(meta)
         if reason:
             return reason
-        verdict = self.judge.ask(clean_packet(self.name, meta.sha, meta.message, _patch_text(self.repo, meta.sha)))
+        verdict = self.judge.ask(self._packet(meta))
         if verdict.status != "ok":
             self.dropped["judge_failed"] += 1
         why = refusal(verdict)
         if why is None:
             self.verdicts[meta.sha] = verdict
         return why
+
+    def _packet(self, meta: CommitMeta) -> dict[str, object]:
+        repo = self.repo
+        diffs = next(iter(repo.diffs([meta.sha])), (meta.sha, []))[1]
+        later = [
+            Shown(m.sha, m.message, _patch_text(repo, m.sha, 50_000, tuple(paths)))
+            for m, paths in later_changes(meta, diffs, repo, self.head, self.config)
+        ]
+        return clean_packet(self.name, Shown(meta.sha, meta.message, _patch_text(repo, meta.sha)), later)

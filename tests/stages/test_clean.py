@@ -18,6 +18,7 @@ from miner.stages.clean import (
     Quota,
     corrected_by,
     fixes_digest,
+    later_changes,
     pick_clean,
     reads_as_correction,
     still_answered,
@@ -308,6 +309,37 @@ def test_a_later_correction_of_the_changes_lines_in_any_file_disqualifies_it() -
         is None
     )
     assert corrected_by(change, mine, LaterHistory([later("4" * 40, 100, "Fix it", change.sha)]), "h" * 40, CONFIG, set()) is None
+
+
+def test_the_later_changes_a_judge_is_shown_are_every_rewrite_of_the_changes_lines_in_the_window() -> None:
+    change = meta("c" * 40, days_old=800, paths=("src/a.py",))
+    mine = [diff("src/a.py", ["x = 1"])]
+
+    def later(sha: str, days_old: int, message: str, owner: str) -> tuple[CommitMeta, list[FileDiff], str]:
+        m = meta(sha, days_old=days_old, parents=(sha[:-1] + "0",)).model_copy(update={"message": message})
+        return m, [diff("src/a.py", ["x = 2"], ["x = 1"])], owner
+
+    history = LaterHistory(
+        [
+            later("1" * 40, 795, "Tidy the setup", change.sha),  # no correction by its words: shown all the same
+            later("2" * 40, 790, "Use the new name", "e" * 40),  # someone else's lines
+            later("3" * 40, 100, "Fix x", change.sha),  # after the waiting window
+        ]
+    )
+    found = later_changes(change, mine, history, "h" * 40, CONFIG)
+    assert [(m.sha, paths) for m, paths in found] == [("1" * 40, ["src/a.py"])]
+    assert corrected_by(change, mine, history, "h" * 40, CONFIG, set()) is None
+    assert (
+        later_changes(
+            change,
+            mine,
+            LaterHistory([later(str(n) * 40, 799 - n, "x", change.sha) for n in range(1, 6)]),
+            "h" * 40,
+            CONFIG,
+            limit=3,
+        )[-1][0].sha
+        == "3" * 40
+    )
 
 
 # -- clean checks an earlier build answered: which still hold at a newer head ----------------------
