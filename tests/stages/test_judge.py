@@ -108,3 +108,69 @@ def test_a_judge_that_fails_refuses_nothing_and_is_reported(
     assert error in bug["defects"][0]["evidence"]["judge"]["error"]
     # A failure is the run's, not an answer: nothing is cached.
     assert not (out / "cache" / "judge.jsonl").read_text().strip()
+
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+
+def test_a_judge_answered_in_batches_from_a_folder(samples: dict[str, Sample], tmp_path: Path) -> None:
+    """scripts/queue_judge.py: the first build queues every packet and keeps every candidate; answers
+    written beside them are read by the next build."""
+    shelf = samples["shelf"]
+    folder, out, plain = tmp_path / "judge", tmp_path / "out", tmp_path / "plain"
+    command = JudgeCommand(f"{sys.executable} {SCRIPTS / 'queue_judge.py'} {folder}")
+    first = build([shelf.path], out, every_clean(), BuildOptions(judge=command), progress=False)
+    build([shelf.path], plain, every_clean(), progress=False)
+    assert set(answers(out)) == set(answers(plain))
+    queued = {p.stem: json.loads(p.read_text()) for p in (folder / "packets").glob("*.json")}
+    assert first.reports[0].dropped["judge"]["judge_failed"] == len(queued) > 0
+    (folder / "answers").mkdir()
+    for name, packet in queued.items():
+        if packet["kind"] == "bug":
+            keep = "range end" not in packet["fix"]["message"]
+            answer = {"fix_is_bugfix": "yes" if keep else "no", "defect_in_change": "introduced", "lines_right": "yes"}
+        else:
+            answer = {"plausible_pr": "yes", "later_fixed": "no", "real_defect": "no"}
+        (folder / "answers" / f"{name}.json").write_text(json.dumps(answer))
+    second = build([shelf.path], out, every_clean(), BuildOptions(judge=command), progress=False, force=True)
+    assert second.reports[0].dropped["judge"] == {"judge_not_bugfix": 1}
+    assert shelf.sha("inclusive-end") not in answers(out)
+
+
+def test_recorded_answers_are_replayed_by_commit(samples: dict[str, Sample], tmp_path: Path) -> None:
+    """scripts/replay_judge.py answers the packets its file names by commit ids; the rest fail (kept)."""
+    shelf = samples["shelf"]
+    record = {
+        "kind": "clean",
+        "change": shelf.sha("add-capacity"),
+        "plausible_pr": "no",
+        "later_fixed": "no",
+        "real_defect": "no",
+        "reason": "recorded",
+    }
+    file = tmp_path / "judge.jsonl"
+    file.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "out"
+    command = JudgeCommand(f"{sys.executable} {SCRIPTS / 'replay_judge.py'} {file}")
+    result = build([shelf.path], out, every_clean(), BuildOptions(judge=command), progress=False)
+    found = answers(out)
+    assert shelf.sha("add-capacity") not in found and shelf.sha("rename-count") in found
+    dropped = result.reports[0].dropped
+    assert dropped["clean"]["judge_not_plausible"] == 1
+    assert dropped["judge"]["judge_failed"] == len(found)  # every other candidate, kept as without a judge
+
+
+def test_a_clean_packet_shows_the_later_commits_that_rewrote_its_lines(samples: dict[str, Sample], tmp_path: Path) -> None:
+    """Whatever their messages say: a reader decides whether they corrected the change."""
+    ledger = samples["pyledger"]
+    folder = tmp_path / "judge"
+    command = JudgeCommand(f"{sys.executable} {SCRIPTS / 'queue_judge.py'} {folder}")
+    build([ledger.path], tmp_path / "out", every_clean(), BuildOptions(judge=command), progress=False)
+    packets = [json.loads(p.read_text()) for p in (folder / "packets").glob("*.json")]
+    clean = {p["change"]: p for p in packets if p["kind"] == "clean"}
+    (later,) = clean[ledger.sha("add-fr-locale")]["later"]
+    assert later["commit"] == ledger.sha("fr-negative-parentheses")
+    assert later["message"].startswith("Show negative French amounts in parentheses")
+    assert later["diff"].startswith("diff --git") and "+++ b/" in later["diff"]
+    assert sum(not p["later"] for p in clean.values()) > 0  # most changes' lines stood through the window
+    assert all(p["version"] == 2 for p in packets)
