@@ -387,7 +387,7 @@ def allocate(targets: Counter[Stratum], count: int) -> dict[Stratum, int]:
 # object was missing is never reused (the objects may have been fetched since); every other answer is
 # about the change alone.
 _FOLLOWED = (None, "corrected_later")
-_MISSING = "clean_missing_object"
+MISSING = "clean_missing_object"
 
 
 def refusal(
@@ -412,7 +412,7 @@ def refusal(
             return reason
         return "corrected_later" if corrected_by(meta, diffs, repo, head, config, fixes, listed) else None
     except MissingObjectError:
-        return _MISSING
+        return MISSING
 
 
 @dataclass(frozen=True)
@@ -452,7 +452,7 @@ def still_answered(
     kept: dict[str, str | None] = {}
     for old in sorted({c.head for c in earlier.values()}):
         mine = {sha: c for sha, c in earlier.items() if c.head == old}
-        kept.update((sha, c.reason) for sha, c in mine.items() if c.reason not in _FOLLOWED and c.reason != _MISSING)
+        kept.update((sha, c.reason) for sha, c in mine.items() if c.reason not in _FOLLOWED and c.reason != MISSING)
         mine = {sha: c for sha, c in mine.items() if c.reason in _FOLLOWED}
         if old == head:
             kept.update((sha, c.reason) for sha, c in mine.items() if c.fixes == fixes_digest(fixes))

@@ -36,10 +36,10 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from miner.core.config import Config
-from miner.core.errors import MinerError
+from miner.core.errors import MinerError, MissingObjectError
 from miner.core.records import CommitMeta, Defect, Verdict
 from miner.git import Repo
-from miner.stages.clean import Planned, later_changes
+from miner.stages.clean import MISSING, Planned, later_changes
 from miner.stages.fixture import decode
 
 PACKET_VERSION = 2  # 2: a clean packet holds the later commits that changed the change's lines
@@ -271,7 +271,11 @@ class JudgedClean:
         reason = self.checks(meta)
         if reason:
             return reason
-        verdict = self.judge.ask(self._packet(meta))
+        try:
+            packet = self._packet(meta)
+        except MissingObjectError:  # the later history cannot be shown whole: refused as the clean check would
+            return MISSING
+        verdict = self.judge.ask(packet)
         if verdict.status != "ok":
             self.dropped["judge_failed"] += 1
         why = refusal(verdict)

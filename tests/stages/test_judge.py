@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,10 @@ from conftest import Sample
 
 from miner.commands.build import BuildOptions, JudgeCommand, build
 from miner.core.config import Config, load_config
+from miner.core.errors import MissingObjectError
+from miner.core.records import CommitMeta
+from miner.stages.clean import MISSING
+from miner.stages.judge import Asked, Judge, JudgedClean
 
 # Keeps everything but the range-end fix and the capacity change; logs every packet it reads.
 JUDGE = """
@@ -174,3 +179,44 @@ def test_a_clean_packet_shows_the_later_commits_that_rewrote_its_lines(samples: 
     assert later["diff"].startswith("diff --git") and "+++ b/" in later["diff"]
     assert sum(not p["later"] for p in clean.values()) > 0  # most changes' lines stood through the window
     assert all(p["version"] == 2 for p in packets)
+
+
+def test_a_clean_candidate_whose_later_history_cannot_be_read_is_refused_as_missing(tmp_path: Path) -> None:
+    """Not a judge failure (which would keep it): the packet cannot be shown whole, so the candidate is
+    refused as the clean check refuses one with missing objects, and the judge is not asked."""
+
+    class Checks:
+        def __call__(self, meta: CommitMeta) -> str | None:
+            return None
+
+        def plan(self, order: list[CommitMeta]) -> None:
+            pass
+
+    class Damaged:
+        def diffs(self, shas: object) -> object:
+            raise MissingObjectError("blob 1234 is missing from the repository")
+
+    log = tmp_path / "asked.log"
+    script = tmp_path / "judge.py"
+    script.write_text(JUDGE)
+    dropped: Counter[str] = Counter()
+    meta = CommitMeta(
+        sha="c" * 40,
+        parents=("p" * 40,),
+        author_name="a",
+        author_email="a@x",
+        author_time=0,
+        committer_time=0,
+        message="Add a thing\n",
+        files=(),
+    )
+    check = JudgedClean(
+        Checks(),
+        Judge(f"{sys.executable} {script} {log}", 10.0),
+        Asked(Damaged(), "r"),  # type: ignore[arg-type]
+        {},
+        dropped,
+        load_config(),
+    )
+    assert check(meta) == MISSING
+    assert not log.exists() and not dropped
