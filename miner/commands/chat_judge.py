@@ -25,19 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from miner.core.errors import JudgeError, MinerError
-
-ANSWERS = {
-    "bug": {
-        "fix_is_bugfix": ("yes", "no", "unsure"),
-        "defect_in_change": ("introduced", "carried", "not_present", "unsure"),
-        "lines_right": ("yes", "partly", "no", "n/a"),
-    },
-    "clean": {
-        "plausible_pr": ("yes", "no"),
-        "later_fixed": ("yes", "no", "unsure"),
-        "real_defect": ("yes", "no", "unsure"),
-    },
-}
+from miner.stages.judge import ANSWERS
 
 
 @dataclass(frozen=True)
@@ -63,7 +51,8 @@ def instruction(model: ChatModel) -> str:
 
 
 def trimmed(packet: dict[str, Any], limit: int) -> dict[str, Any]:
-    """The packet with each diff cut to ``limit`` characters, so that a large change fits a model's context."""
+    """The packet with each diff (the change's, the fix's, each later commit's) cut to ``limit``
+    characters, so that a large change fits a model's context."""
 
     def cut(text: object) -> object:
         if not isinstance(text, str) or len(text) <= limit:
@@ -73,6 +62,8 @@ def trimmed(packet: dict[str, Any], limit: int) -> dict[str, Any]:
     out = dict(packet, diff=cut(packet.get("diff")))
     if isinstance(packet.get("fix"), dict):
         out["fix"] = dict(packet["fix"], diff=cut(packet["fix"].get("diff")))
+    if isinstance(packet.get("later"), list):
+        out["later"] = [dict(c, diff=cut(c.get("diff"))) if isinstance(c, dict) else c for c in packet["later"]]
     return out
 
 

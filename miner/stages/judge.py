@@ -66,7 +66,25 @@ def refusal(verdict: Verdict) -> str | None:
     return None
 
 
-_FIELDS = {"bug": ("fix_is_bugfix", "defect_in_change", "lines_right"), "clean": ("plausible_pr", "later_fixed", "real_defect")}
+# The rubric's questions for each kind of packet, and the answers each may take (as records.Verdict has them).
+ANSWERS: dict[str, dict[str, tuple[str, ...]]] = {
+    "bug": {
+        "fix_is_bugfix": ("yes", "no", "unsure"),
+        "defect_in_change": ("introduced", "carried", "not_present", "unsure"),
+        "lines_right": ("yes", "partly", "no", "n/a"),
+    },
+    "clean": {
+        "plausible_pr": ("yes", "no"),
+        "later_fixed": ("yes", "no", "unsure"),
+        "real_defect": ("yes", "no", "unsure"),
+    },
+}
+_FIELDS = {kind: tuple(questions) for kind, questions in ANSWERS.items()}
+
+
+def _hints(kind: str) -> dict[str, str]:
+    """What a packet tells the judge its answer holds."""
+    return {question: f"one of {'|'.join(allowed)}" for question, allowed in ANSWERS[kind].items()}
 
 
 class Judge:
@@ -139,14 +157,7 @@ def bug_packet(repository: str, change: Shown, fix: Shown, lines: list[dict[str,
         "diff": change.diff,
         "defect_lines": lines,
         "fix": {"commit": fix.commit, "message": fix.message, "diff": fix.diff},
-        "answer": {
-            k: f"one of {'|'.join(v)}"
-            for k, v in (
-                ("fix_is_bugfix", ("yes", "no", "unsure")),
-                ("defect_in_change", ("introduced", "carried", "not_present", "unsure")),
-                ("lines_right", ("yes", "partly", "no", "n/a")),
-            )
-        },
+        "answer": _hints("bug"),
     }
 
 
@@ -160,7 +171,7 @@ def clean_packet(repository: str, change: Shown, later: list[Shown]) -> dict[str
         "message": change.message,
         "diff": change.diff,
         "later": [{"commit": c.commit, "message": c.message, "diff": c.diff} for c in later],
-        "answer": {"plausible_pr": "one of yes|no", "later_fixed": "one of yes|no|unsure", "real_defect": "one of yes|no|unsure"},
+        "answer": _hints("clean"),
     }
 
 

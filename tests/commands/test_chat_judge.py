@@ -142,6 +142,9 @@ def test_long_diffs_are_cut_before_they_are_sent() -> None:
     assert cut["diff"].startswith("x" * 1000) and "4000 more characters cut" in cut["diff"]
     assert "500 more characters cut" in cut["fix"]["diff"]
     assert packet["diff"] == "x" * 5000  # the packet itself is left alone
+    clean = {"kind": "clean", "diff": "+a\n", "later": [{"commit": "1" * 40, "message": "m", "diff": "z" * 1200}]}
+    assert "200 more characters cut" in trimmed(clean, 1000)["later"][0]["diff"]
+    assert trimmed(clean, 1000)["diff"] == "+a\n"
 
 
 def test_a_build_asks_it_through_judge(samples: dict[str, Sample], tmp_path: Path, stub: Stub) -> None:
