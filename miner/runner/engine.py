@@ -77,8 +77,33 @@ def make_executor(
         inline = InlineExecutor()
         return inline, lambda: None
     context = _QuietSpawn()
+    _quiet_pool_bookkeeping()
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     return pool, lambda: _stop(pool, context)
+
+
+def _quiet_pool_bookkeeping() -> None:
+    """Keep the pool's own bookkeeping thread from printing a traceback when a worker dies.
+
+    On Python 3.11 the thread that notices a dead worker can fail while the main thread starts
+    another (``RuntimeError: dictionary changed size during iteration`` in ``get_n_children_alive``),
+    and Python prints that thread's traceback. The build does not depend on it: ``_result`` looks at
+    the workers every second, and a lost one fails the build in one line (``WorkerLostError``).
+    Other threads' errors are printed as before."""
+    previous = threading.excepthook
+    if getattr(previous, "_miner", False):
+        return
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        manager = (
+            type(args.thread).__name__ == "_ExecutorManagerThread"
+            and type(args.thread).__module__ == "concurrent.futures.process"
+        )
+        if not manager:
+            previous(args)
+
+    hook._miner = True  # type: ignore[attr-defined]
+    threading.excepthook = hook
 
 
 def _stop(pool: ProcessPoolExecutor, context: _QuietSpawn) -> None:
@@ -89,12 +114,20 @@ def _stop(pool: ProcessPoolExecutor, context: _QuietSpawn) -> None:
     stray = any(p.pid not in recorded and p.is_alive() for p in context.started)
     if not stray and not _lost_a_worker(pool):
         pool.shutdown(cancel_futures=True)
-        return
-    for process in context.started:
+    else:
+        _kill(context.started)
+        pool.shutdown(wait=False, cancel_futures=True)
+    # A worker that a broken pool told to stop (SIGTERM) while it was still starting holds that signal
+    # (see _DeafProcess) and goes on starting; once this process exits, the queues' semaphores are gone
+    # and its start fails with a traceback. None is left running: after a clean shutdown none is alive.
+    _kill(context.started)
+
+
+def _kill(processes: list[_DeafProcess]) -> None:
+    for process in processes:
         if process.is_alive():
             process.kill()
             process.join()
-    pool.shutdown(wait=False, cancel_futures=True)
 
 
 _HELD = (signal.SIGINT, signal.SIGTERM)

@@ -139,3 +139,26 @@ def test_a_signal_while_a_worker_starts_interrupts_the_parent_and_leaves_no_work
     ran = subprocess.run([sys.executable, "-c", _STARTS_INTERRUPTED], capture_output=True, text=True, timeout=60)
     assert ran.stdout.strip() == "interrupted"
     assert "Traceback" not in ran.stderr, ran.stderr
+
+
+def test_the_pools_bookkeeping_thread_prints_no_traceback_but_other_threads_do(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.11's pool thread can fail after a worker dies (the build says so in one line); no
+    traceback of it may reach the user. Any other thread's error is still printed."""
+    from miner.runner.engine import make_executor
+
+    monkeypatch.setattr(threading, "excepthook", threading.__excepthook__)
+    pool, stop = make_executor("local", 2)
+    stop()
+    manager = type("_ExecutorManagerThread", (threading.Thread,), {"__module__": "concurrent.futures.process"})
+
+    def fail() -> None:
+        raise RuntimeError("dictionary changed size during iteration")
+
+    for kind in (manager, threading.Thread):
+        thread = kind(target=fail)
+        thread.start()
+        thread.join()
+    err = capsys.readouterr().err
+    assert err.count("Exception in thread") == 1 and "Traceback" in err
