@@ -17,6 +17,16 @@ def _ranges(defects: list[dict[str, Any]]) -> str:
     return "; ".join(f"{path} {', '.join(spans)}" for path, spans in by_path.items())
 
 
+def _judged(verdict: dict[str, Any] | None, fields: tuple[str, ...]) -> list[str]:
+    """What the judge (``--judge``) said, if it was asked: its answers and reason, or why it failed."""
+    if not verdict:
+        return []
+    if verdict["status"] != "ok":
+        return [f"  judge failed ({verdict['error']}): kept as without a judge"]
+    said = ", ".join(f"{name} {verdict[name]}" for name in fields)
+    return [f"  judge: {said}" + (f": {verdict['reason']!r}" if verdict.get("reason") else "")]
+
+
 def explain(out: Path, fixture_id: str) -> str:
     """The fixture's provenance, then per fix that labelled it: the lines, the link, the tier and
     the blame evidence behind them; the edits made to its visible part; its freshness per cutoff."""
@@ -31,6 +41,7 @@ def explain(out: Path, fixture_id: str) -> str:
     ]
     if answer["kind"] == "clean":
         lines.append(f"clean: observed for {answer['observed_days']} days with no fix blaming or naming it")
+        lines += _judged(answer.get("judge"), ("plausible_pr", "later_fixed", "real_defect"))
     by_fix: dict[str, list[dict[str, Any]]] = {}
     for defect in answer["defects"] or []:  # one label's defects share its fix and its evidence
         by_fix.setdefault(defect["fix"], []).append(defect)
@@ -61,6 +72,7 @@ def explain(out: Path, fixture_id: str) -> str:
             lines.append(f"  lines this change wrote from scratch: {ev['lines_authored']}")
         if ev.get("prior"):
             lines.append("  it rewrote lines first written by: " + ", ".join(s[:12] for s in ev["prior"]))
+        lines += _judged(ev.get("judge"), ("fix_is_bugfix", "defect_in_change", "lines_right"))
     for edit in answer["blanked"]:
         lines.append(f"blanked in visible part: {edit['path']}:{edit['line']}: {edit['text']!r}")
     for cutoff, fresh in answer["fresh"].items():

@@ -12,6 +12,7 @@ import pytest
 from conftest import Sample
 
 from miner.commands.build import BuildOptions, JudgeCommand, build
+from miner.commands.explain import explain
 from miner.core.config import Config, load_config
 from miner.core.errors import MissingObjectError
 from miner.core.records import CommitMeta
@@ -74,6 +75,9 @@ def test_the_judge_refuses_and_its_verdicts_are_kept(samples: dict[str, Sample],
     assert dropped["clean"]["judge_not_plausible"] == 1  # counted where the sample refuses candidates
     visible = (out / "visible" / f"{clean['id']}.json").read_text()
     assert "judge" not in visible and "scripted" not in (out / "visible" / f"{victim['id']}.json").read_text()
+    # A person reading the evidence sees what the judge said.
+    assert "  judge: fix_is_bugfix yes, defect_in_change introduced, lines_right yes: 'scripted'" in explain(out, victim["id"])
+    assert "  judge: plausible_pr yes, later_fixed no, real_defect no" in explain(out, clean["id"])
     asked = len(log.read_text().splitlines())
     # A rebuild asks nothing it asked before: the verdicts come from the cache.
     build([shelf.path], out, every_clean(), BuildOptions(judge=JudgeCommand(command)), progress=False, force=True)
@@ -111,6 +115,7 @@ def test_a_judge_that_fails_refuses_nothing_and_is_reported(
     bug = found[shelf.sha("inclusive-end")]
     assert bug["defects"][0]["evidence"]["judge"]["status"] == "error"
     assert error in bug["defects"][0]["evidence"]["judge"]["error"]
+    assert "  judge failed (" in explain(out, bug["id"]) and "kept as without a judge" in explain(out, bug["id"])
     # A failure is the run's, not an answer: nothing is cached.
     assert not (out / "cache" / "judge.jsonl").read_text().strip()
 
