@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many of miner's fixtures are true, on repositories whose fixtures were read one by one.
 
-    scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|all] [--only NAME ...] [--pydriller]
+    scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|unseen|all] [--only NAME ...] [--pydriller]
                               [--judge CMD] [--keep DIR] [--json]
 
 For every repository in ``validity/repositories.yaml`` (its clone found under ``--mirrors`` as
@@ -9,7 +9,7 @@ For every repository in ``validity/repositories.yaml`` (its clone found under ``
 at the adjudicated head with the shipped defaults, except that every eligible clean candidate is
 taken (a large ``clean.ratio``), so a seeded draw does not blur the clean figures. The fixtures are
 matched to the verdicts in ``validity/`` by commit ids (``scripts/adjudication.py``), and the bench prints,
-per repository and for the tuning and held-out repositories apart:
+per repository and for each role (tuning, seen, held-out, unseen) apart:
 
 - bug fixtures emitted, adjudicated, validity (with a 95% Wilson interval), and the validity of the
   baseline draw the verdicts were sampled from (miner 0.2.0's default output; for the held-out
