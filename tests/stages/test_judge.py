@@ -182,7 +182,7 @@ def test_a_clean_packet_shows_the_later_commits_that_rewrote_its_lines(samples: 
     assert later["commit"] == ledger.sha("fr-negative-parentheses")
     assert later["message"].startswith("Show negative French amounts in parentheses")
     assert later["diff"].startswith("diff --git") and "+++ b/" in later["diff"]
-    assert sum(not p["later"] for p in clean.values()) > 0  # most changes' lines stood through the window
+    assert sum(not p["later"] for p in clean.values()) > 0  # changes whose lines stood through the window show none
     assert all(p["version"] == 2 for p in packets)
 
 
