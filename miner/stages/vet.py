@@ -21,6 +21,7 @@ changes a test, which is stronger evidence that behaviour was wrong.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -214,12 +215,12 @@ def _neutral_change(path: str, before: bytes, after: bytes) -> str | None:
     if path.endswith((".pyi", ".d.ts", ".d.mts", ".d.cts")):
         return "types"
     if path.endswith(".py"):
-        plain = _python_shape(old, new, strip_types=False)
+        plain, typed = _python_shapes(old, new)
         if plain is None:
             return None
         if plain:
             return "layout"
-        if _python_shape(old, new, strip_types=True):
+        if typed:
             return "types"
     a, b = code_tokens(path, old), code_tokens(path, new)
     if a is None or b is None:
@@ -265,19 +266,113 @@ _FORMAT = re.compile(r"%[-+ 0#]*[\d*]*(?:\.[\d*]+)?[hlLqjzt]*[diouxXeEfFgGcsp%]|
 _QUERY = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|ALTER|DROP|JOIN)\b")
 
 
+def _python_shapes(old: str, new: str) -> tuple[bool | None, bool | None]:
+    """Whether two versions of a Python file have the same syntax tree once docstrings are left out,
+    and (asked only when they have not) once type annotations are too; (None, None) when either does
+    not parse. Each answer is that of ``_python_shape``; the files are parsed once for both."""
+    try:
+        trees = [ast.parse(text) for text in (old, new)]
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):  # SystemError: CPython 3.11 can
+        # fail an AST build with a recursion-depth check when threads parse at once (Dask in one process)
+        return None, None
+    if "\r" in old or "\r" in new:
+        plain = _python_shape(old, new, strip_types=False)
+        return plain, None if plain is None or plain else _python_shape(old, new, strip_types=True)
+    lines = (old.split("\n"), new.split("\n"))
+    try:
+        plain = _same_body(trees[0].body, trees[1].body, lines, False, keep=True)
+    except RecursionError:
+        return None, None
+    if plain:
+        return plain, None
+    try:
+        return plain, _same_body(trees[0].body, trees[1].body, lines, True, keep=False)
+    except RecursionError:
+        return plain, None
+
+
 def _python_shape(old: str, new: str, strip_types: bool) -> bool | None:
     """Whether two versions of a Python file have the same syntax tree (docstrings left out, and
-    with ``strip_types`` type annotations too); None when either does not parse."""
+    with ``strip_types`` type annotations too); None when either does not parse.
+
+    The answer is that of comparing the two whole trees, each with ``_Shape`` applied, by
+    ``ast.dump``, but only the statements that differ are compared so: a statement written the same
+    in both (the same lines, decorators included) has the same tree, so the statements the versions
+    begin and end with alike are passed over, in a module's body and in each class's and function's
+    (``_same_body``)."""
     try:
         trees = [ast.parse(text) for text in (old, new)]
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):  # SystemError: CPython 3.11 can
         # fail an AST build with a recursion-depth check when threads parse at once (Dask in one process)
         return None
     try:
-        dumps = [ast.dump(_Shape(strip_types).visit(tree)) for tree in trees]
+        if "\r" in old or "\r" in new:  # the parser also ends lines at a lone \r: compare the whole trees
+            dumps = [ast.dump(_Shape(strip_types).visit(tree)) for tree in trees]
+            return dumps[0] == dumps[1]
+        return _same_body(trees[0].body, trees[1].body, (old.split("\n"), new.split("\n")), strip_types)
     except RecursionError:
         return None
-    return dumps[0] == dumps[1]
+
+
+_Lines = tuple[list[str], list[str]]
+_SCOPES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _written(node: ast.stmt, lines: list[str]) -> tuple[int | None, int | None, str]:
+    """A statement as written: its columns and its lines, from its first decorator on."""
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    return node.col_offset, node.end_col_offset, "\n".join(lines[first - 1 : node.end_lineno])
+
+
+def _same_body(a: list[ast.stmt], b: list[ast.stmt], lines: _Lines, strip_types: bool, keep: bool = False) -> bool:
+    """Whether two statement lists are alike once ``_Shape`` is applied to the node that holds them:
+    the statements both begin and end with, written alike, are; of the rest, each pair of classes
+    or functions is compared by its header and its own body, every other pair by its dump.
+    ``keep``: the trees are left as they are (what is dumped is a copy), to be compared again."""
+    wa = [_written(node, lines[0]) for node in a]
+    wb = [_written(node, lines[1]) for node in b]
+    head = 0
+    while head < min(len(a), len(b)) and wa[head] == wb[head]:
+        head += 1
+    # A body's first statement stays in the compared stretch of both: whether it is dropped as a
+    # docstring depends on where it stands, not only on how it is written.
+    tail, room = 0, min(len(a), len(b)) - max(head, 1)
+    while tail < room and wa[len(a) - 1 - tail] == wb[len(b) - 1 - tail]:
+        tail += 1
+    shape = _Shape(strip_types)
+    rest = [_kept(body[head : len(body) - tail], head == 0, shape) for body in (a, b)]
+    if len(rest[0]) != len(rest[1]):
+        return False
+    for x, y in zip(*rest):
+        if type(x) is type(y) and isinstance(x, _SCOPES):
+            if not _same_header(x, y, shape) or not _same_body(x.body, y.body, lines, strip_types, keep):
+                return False
+        elif keep and ast.dump(shape.visit(copy.deepcopy(x))) != ast.dump(shape.visit(copy.deepcopy(y))):
+            return False
+        elif not keep and ast.dump(shape.visit(x)) != ast.dump(shape.visit(y)):
+            return False
+    return True
+
+
+def _kept(body: list[ast.stmt], first: bool, shape: _Shape) -> list[ast.stmt]:
+    """The statements of a stretch of a body that ``_Shape`` keeps (``first``: the stretch opens the
+    body, whose docstring it drops)."""
+    if first:
+        body = shape._body(body)
+    return [node for node in body if not shape.drops(node)]
+
+
+def _same_header(a: ast.stmt, b: ast.stmt, shape: _Shape) -> bool:
+    """Whether a class or function is alike in all but its body, once ``_Shape`` is applied."""
+    heads = []
+    for node in (a, b):
+        bare = copy.copy(node)
+        bare.body = []  # type: ignore[attr-defined]
+        heads.append(ast.dump(shape.visit(copy.deepcopy(bare))))
+    return heads[0] == heads[1]
+
+
+_TYPING_MODULES = ("typing", "typing_extensions", "__future__", "collections.abc")
 
 
 class _Shape(ast.NodeTransformer):
@@ -319,21 +414,29 @@ class _Shape(ast.NodeTransformer):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST | None:
         if not self.strip_types:
             return self.generic_visit(node)
-        if node.value is None:
+        if self.drops(node) or node.value is None:  # drops() says so of an annotation without a value
             return None
         return self.generic_visit(ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST | None:
-        if self.strip_types and node.module in ("typing", "typing_extensions", "__future__", "collections.abc"):
-            return None
-        return node
+        return None if self.drops(node) else node
 
     def visit_If(self, node: ast.If) -> ast.AST | None:
-        test = node.test
-        name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
-        if self.strip_types and name == "TYPE_CHECKING":
+        if self.drops(node):
             return None
         return self.generic_visit(node)
+
+    def drops(self, node: ast.AST) -> bool:
+        """Whether visiting this statement gives None: it is left out of the body that holds it."""
+        if not self.strip_types:
+            return False
+        if isinstance(node, ast.If):
+            test = node.test
+            name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+            return name == "TYPE_CHECKING"
+        if isinstance(node, ast.ImportFrom):
+            return node.module in _TYPING_MODULES
+        return isinstance(node, ast.AnnAssign) and node.value is None
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func

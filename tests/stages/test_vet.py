@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from miner.core.config import load_config
 from miner.core.lexer import code_tokens
 from miner.core.records import CommitMeta, FileDiff, FixCommit
-from miner.stages.vet import conventional, vet_diff, vet_message
+from miner.stages.vet import _python_shapes, _Shape, conventional, vet_diff, vet_message
 
 CONFIG = load_config()
 SHA = "a" * 40
@@ -156,3 +158,69 @@ def test_a_line_inside_a_block_comment_is_read_with_the_whole_file() -> None:
         old_path="src/a.c", new_path="src/a.c", removed=((2, " * Counts the items."),), added=((2, " * Counts the items left."),)
     )
     assert vet_diff([middle], sides(before, after), CONFIG)[0] == "fix_layout_only"
+
+
+def _whole_tree_shapes(old: str, new: str) -> tuple[bool | None, bool | None]:
+    """What ``_python_shapes`` must answer: the two whole trees, transformed, compared by their dumps."""
+
+    def same(strip: bool) -> bool | None:
+        try:
+            dumps = [ast.dump(_Shape(strip).visit(ast.parse(text))) for text in (old, new)]
+        except SyntaxError:
+            return None
+        return dumps[0] == dumps[1]
+
+    plain = same(False)
+    return plain, None if plain is None or plain else same(True)
+
+
+_CLASS = '''"""The module."""
+import os
+
+
+class Box:
+    """A box."""
+
+    size = 1
+
+    @property
+    def area(self) -> int:
+        return self.size * self.size
+
+    def grow(self, by: int) -> None:
+        self.size += by
+'''
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        _CLASS.replace("self.size += by", "self.size += by  # more"),  # a comment: the same tree
+        _CLASS.replace("self.size += by", "self.size = self.size + by"),  # a change deep in a class
+        _CLASS.replace("    @property\n", "    @staticmethod\n"),  # only a decorator differs
+        _CLASS.replace("    @property\n", ""),
+        _CLASS.replace('"""A box."""', '"""A box, square."""'),  # a docstring
+        _CLASS.replace('    """A box."""\n\n', ""),  # the docstring taken out: `size = 1` opens the body
+        _CLASS.replace('    """A box."""\n', '    """A box."""\n    "a second string"\n'),
+        _CLASS.replace("by: int) -> None", "by)"),  # annotations only
+        _CLASS.replace("import os\n", "import os\nfrom typing import Any\n"),
+        _CLASS.replace("    size = 1\n", "    size: int = 1\n    name: str\n"),
+        _CLASS.replace("return self.size * self.size", "return cast(int, self.size * self.size)"),
+        _CLASS + "\nif TYPE_CHECKING:\n    import sys\n",
+        _CLASS.replace("import os\n", "import os; import re\n"),
+        _CLASS.replace("\n", "\r\n"),
+        _CLASS.replace("self.size += by", "self.size += (by"),  # does not parse
+    ],
+)
+def test_python_shapes_are_those_of_the_whole_trees(new: str) -> None:
+    assert _python_shapes(_CLASS, new) == _whole_tree_shapes(_CLASS, new)
+    assert _python_shapes(new, _CLASS) == _whole_tree_shapes(new, _CLASS)
+
+
+def test_a_first_string_is_dropped_where_it_stands_not_where_its_twin_stands() -> None:
+    """The second version's docstring is the first version's second string: the same text at the
+    end of both bodies, dropped in one of them only."""
+    old = '"""one"""\n"""two"""\nx = 1\n'
+    new = '"""two"""\nx = 1\n'
+    assert _whole_tree_shapes(old, new) == (False, False)
+    assert _python_shapes(old, new) == (False, False)
