@@ -225,9 +225,11 @@ class Anchored:
                 at = parent
         return self.repo.is_ancestor(ancestor, descendant)
 
-    def _nearest(self, rev: str, path: str) -> Anchor | None:
+    def _nearest(self, rev: str, path: str, ignore: tuple[str, ...] = ()) -> Anchor | None:
         """The newest anchor that is ``rev`` or an ancestor of it, trying a few from the newest
-        one committed no later than ``rev``."""
+        one committed no later than ``rev``. With ``ignore``, one whose own blame may have gone
+        through an ignored commit (the anchor is that commit or newer) is passed over for an older
+        one: every ignored commit must be newer than the anchor."""
         anchors = self._anchors(path)
         if not anchors:
             return None
@@ -238,7 +240,8 @@ class Anchored:
                 if self.repo.commit_time(anchor.commit) > when:
                     continue
                 if anchor.commit == rev or self._is_ancestor(anchor.commit, rev):
-                    return anchor
+                    if not ignore or (anchor.commit != rev and not any(self._behind(sha, anchor) for sha in ignore)):
+                        return anchor
             except (KeyError, ValueError, pygit2.GitError):
                 continue  # an anchor an earlier build left at a commit this history no longer has
             tried += 1
@@ -252,9 +255,7 @@ class Anchored:
 
     def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
         ignore = tuple(sorted(set(ignore)))
-        anchor = self._nearest(rev, path)
-        if anchor is not None and ignore and (anchor.commit == rev or any(self._behind(sha, anchor) for sha in ignore)):
-            anchor = None
+        anchor = self._nearest(rev, path, ignore)
         if anchor is None:
             return self.repo.blame(rev, path, lines, ignore)
         wanted = sorted(set(lines))

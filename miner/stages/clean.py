@@ -238,6 +238,9 @@ class Later(Protocol):
     def later_commits(self, sha: str, head: str, paths: list[str], until: int) -> list[CommitMeta]: ...
     def diffs(self, shas: Iterable[str]) -> Iterator[tuple[str, list[FileDiff]]]: ...
     def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]: ...
+    def blame_from(
+        self, base: str | None, rev: str, path: str, lines: Iterable[int] | None, ignore: Iterable[str] = ()
+    ) -> tuple[list[BlameHit], set[str]]: ...
 
 
 def reads_as_correction(meta: CommitMeta, config: Config, fixes: AbstractSet[str]) -> bool:
@@ -314,20 +317,25 @@ def corrected_by(
             if is_correction(m, config, fixes)
         }
     for sha, found in history.diffs(sorted(later, key=lambda s: (later[s].committer_time, s))):
-        if rewrote(meta.sha, later[sha], found, history):
+        if rewrote(meta, later[sha], found, history):
             return sha
     return None
 
 
-def rewrote(sha: str, later: CommitMeta, diffs: list[FileDiff], history: Later) -> list[str]:
-    """The files (as ``later``'s parent has them) where ``later`` rewrote or removed lines ``sha`` wrote:
-    blame at its parent says whose lines it changed."""
+def rewrote(change: CommitMeta, later: CommitMeta, diffs: list[FileDiff], history: Later) -> list[str]:
+    """The files (as ``later``'s parent has them) where ``later`` rewrote or removed lines ``change`` wrote:
+    blame at its parent says whose lines it changed.
+
+    Blame walks back no further than the change's parent: a line the change wrote is followed
+    through the commits after it alone, exactly as a full blame follows it, and a line older
+    than the change stops at that boundary instead of walking on to whoever wrote it."""
     found: list[str] = []
+    base = change.parents[0] if change.parents else None
     for diff in diffs:
         if diff.old_path is None or diff.binary or diff.link or not diff.removed:
             continue
-        hits = history.blame(later.parents[0], diff.old_path, [n for n, _ in diff.removed])
-        if any(hit.sha == sha for hit in hits):
+        hits, _ = history.blame_from(base, later.parents[0], diff.old_path, [n for n, _ in diff.removed])
+        if any(hit.sha == change.sha for hit in hits):
             found.append(diff.old_path)
     return found
 
@@ -344,7 +352,7 @@ def later_changes(
     later = {m.sha: m for m in history.later_commits(meta.sha, head, paths, window_end(meta, config)) if m.parents}
     found: list[tuple[CommitMeta, list[str]]] = []
     for sha, changed in history.diffs(sorted(later, key=lambda s: (later[s].committer_time, s))):
-        where = rewrote(meta.sha, later[sha], changed, history)
+        where = rewrote(meta, later[sha], changed, history)
         if where:
             found.append((later[sha], where))
             if len(found) == limit:

@@ -3,10 +3,14 @@ small history made with git."""
 
 from __future__ import annotations
 
+import os
+import random
+import subprocess
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import pytest
 from test_messy import commit, git
 
 from miner.core.config import load_config
@@ -21,6 +25,7 @@ from miner.stages.clean import (
     later_changes,
     pick_clean,
     reads_as_correction,
+    rewrote,
     still_answered,
     unreviewable,
     why_not_clean,
@@ -290,6 +295,11 @@ class LaterHistory:
         owner = next(o for m, _, o in self.later if m.parents[0] == rev)
         return [BlameHit(final_line=n, sha=owner, orig_path=path, orig_line=n) for n in lines]
 
+    def blame_from(
+        self, base: str | None, rev: str, path: str, lines: Iterable[int] | None, ignore: Iterable[str] = ()
+    ) -> tuple[list[BlameHit], set[str]]:
+        return self.blame(rev, path, lines or []), set()
+
 
 def test_a_later_correction_of_the_changes_lines_in_any_file_disqualifies_it() -> None:
     change = meta("c" * 40, days_old=800, paths=("src/a.py", ".github/workflows/ci.yml"))
@@ -408,3 +418,79 @@ def test_an_earlier_clean_check_holds_only_while_nothing_new_can_change_its_answ
         == {}
     )
     assert still_answered(r, old, config, commits, set(), {c: Checked(new, fixes_digest(()), None)}) == {}
+
+
+def _line_history(repo: Path, seed: int) -> list[str]:
+    """Two files of a dozen lines edited a few lines at a time on several branches, merged now and
+    then (a line may come back to an older text, so a merge can match either parent)."""
+    rng = random.Random(seed)
+    git(repo, "init", "-q", "-b", "main")
+    texts = {name: [f"{name} {i} start" for i in range(12)] for name in ("a.py", "b.py")}
+    made = [commit(repo, {n: ("\n".join(t) + "\n").encode() for n, t in texts.items()}, "Start", "2024-01-01T00:00:00Z")]
+    branches = ["main"]
+    for step in range(45):
+        date = f"2024-01-{1 + step // 2:02d}T{step % 2 + 1:02d}:00:00Z"
+        roll = rng.random()
+        if roll < 0.15:
+            name = f"b{step}"
+            git(repo, "checkout", "-q", "-b", name, rng.choice(made))
+            branches.append(name)
+            continue
+        if roll < 0.3 and len(branches) > 1:
+            git(repo, "checkout", "-q", "main")
+            other = rng.choice(branches[1:])
+            merge = ["git", "-C", str(repo), "merge", "-q", "--no-edit", other]
+            done = subprocess.run(merge, capture_output=True, env=_env(date))
+            if done.returncode != 0:  # a conflict: keep ours
+                git(repo, "checkout", "-q", "--ours", ".")
+                git(repo, "add", "-A")
+                git(repo, "commit", "-q", "--no-edit", date=date)
+            made.append(git(repo, "rev-parse", "HEAD").strip())
+            continue
+        git(repo, "checkout", "-q", rng.choice(branches))
+        files = {}
+        for name in rng.sample(sorted(texts), rng.randint(1, 2)):
+            lines = (repo / name).read_text().splitlines()
+            for i in rng.sample(range(len(lines)), rng.randint(1, 3)):
+                lines[i] = rng.choice([f"{name} {i} step {step}", f"{name} {i} start"])
+            files[name] = ("\n".join(lines) + "\n").encode()
+        made.append(commit(repo, files, f"Change {step}", date))
+    return made
+
+
+def _env(date: str) -> dict[str, str]:
+    fields = (("NAME", "Ann"), ("EMAIL", "a@b"), ("DATE", date))
+    return {**os.environ, **{f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER") for what, value in fields}}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_later_commit_rewrote_the_changes_lines_as_a_full_blame_says(tmp_path: Path, seed: int) -> None:
+    """``rewrote`` blames only as far back as the change's parent: it finds the same files as blame
+    over the whole history would, across branches and merges."""
+    path = tmp_path / "r"
+    path.mkdir()
+    made = _line_history(path, seed)
+    repo = Repo(path)
+    metas = {sha: repo.meta(sha) for sha in made}
+    diffs = dict(repo.diffs(made))
+    rng = random.Random(seed)
+    checked = found = 0
+    for change in made:
+        cm = metas[change]
+        if cm is None or len(cm.parents) != 1:
+            continue
+        for later_sha in rng.sample(made, 20):
+            lm = metas[later_sha]
+            if lm is None or not lm.parents or later_sha == change or not repo.is_ancestor(change, lm.parents[0]):
+                continue
+            full = [
+                d.old_path
+                for d in diffs[later_sha]
+                if d.old_path
+                and d.removed
+                and any(h.sha == change for h in repo.blame(lm.parents[0], d.old_path, [n for n, _ in d.removed]))
+            ]
+            assert rewrote(cm, lm, diffs[later_sha], repo) == full, (change, later_sha)
+            checked += 1
+            found += bool(full)
+    assert checked > 40 and found > 8, (checked, found)
