@@ -27,9 +27,10 @@ import logging
 import shutil
 import statistics
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,12 @@ from miner.runner.engine import (
     authorship_task,
     chunks,
     clean_check_task,
+    default_jobs,
     fixture_task,
     in_order,
     label_task,
     make_executor,
+    start_workers,
 )
 from miner.stages import anchors
 from miner.stages.bug import bug_heads, on_added_lines
@@ -319,19 +322,15 @@ def build(
     pool, shutdown = make_executor(workers.executor, jobs, workers.address, workers.scheduler_file)
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
+        start_workers(pool, jobs)
         known = _known_identities(previous)
         identities = [repo.identity(head, known.get(name)) for repo, head, name in zip(repos, heads, names)]
-        repos = [
-            with_overlay(repo, scratch / str(n), cache.commit_graphs(identity))
-            for n, (repo, identity) in enumerate(zip(repos, identities))
-        ]
-        repos = [
-            with_promised(repo, head, scratch / str(n), options.allow_missing, progress)
-            for n, (repo, head) in enumerate(zip(repos, heads))
-        ]
         run = Run(config=config, pool=pool, jobs=jobs, cache=cache, window=window, progress=progress, judge=asker)
-        each = enumerate(zip(repos, names, heads, identities))
-        mined = [_mine(run, _Target(repo, name, head, identity, scratch / str(n))) for n, (repo, name, head, identity) in each]
+        mined: list[_Mined] = []
+        for n, (repo, name, head, identity) in enumerate(zip(repos, names, heads, identities)):
+            prepared = _prepare(repo, head, scratch / str(n), cache.commit_graphs(identity), options.allow_missing, progress)
+            mined.append(_mine(run, _Target(repo, name, head, identity, scratch / str(n)), prepared))
+        repos = [m.repo for m in mined]
         if asker is not None:
             cache.save_judge_verdicts(asker.known)
         entries, ledger = _write_fixtures(run, mined, staging, ledger, previous)
@@ -361,6 +360,30 @@ def build(
         shutil.rmtree(scratch, ignore_errors=True)
     young = sum(m.report.dropped["clean"].get("too_young", 0) for m in mined)
     return BuildResult(out=out, reports=[m.report for m in mined], fixtures=len(entries), young_clean_left_out=young)
+
+
+def _prepare(repo: Repo, head: str, where: Path, graphs: Path | None, allow_missing: bool, progress: bool) -> Future[Repo]:
+    """The repository as labelling reads it: with the commit-graph overlay (miner.git.overlay) and, for
+    a partial clone, the objects it lacks (miner.git.partial). Writing the commit-graph takes as long
+    as a good part of the walk and does not change it: for a clone that lacks nothing, it is written
+    while the history is walked."""
+
+    def prepare() -> Repo:
+        return with_promised(with_overlay(repo, where, graphs), head, where, allow_missing, progress)
+
+    future: Future[Repo] = Future()
+    if repo.promisor is not None:  # its walk may need the objects fetched first
+        future.set_result(prepare())
+        return future
+
+    def background() -> None:
+        try:
+            future.set_result(prepare())
+        except BaseException as exc:  # noqa: BLE001 - raised where the build asks for the result
+            future.set_exception(exc)
+
+    threading.Thread(target=background, name="miner-overlay", daemon=True).start()
+    return future
 
 
 def _known_identities(previous: Path | None) -> dict[str, str]:
@@ -397,14 +420,15 @@ def _walk(run: Run, repo: Repo, head: str, identity: str, dropped: Counter[str])
     reusable = bool(cached and cached_heads and all(repo.expand(h) and repo.is_ancestor(h, head) for h in cached_heads))
     if reusable:
         repo.exclude = tuple(excluded)
+    split = min(run.jobs, default_jobs())  # git processes diffing the history at once, on this machine
     try:
-        walked = _walk_once(repo, head, cached if reusable else [], cached_heads, window)
+        walked = _walk_once(repo, head, cached if reusable else [], cached_heads, window, split)
     except MissingObjectError:
         found = tuple(repo.paths_with_missing_objects(head))
         if not found or found == repo.exclude:
             raise
         repo.exclude = found  # paths the cached walk did not leave out: walk the whole history again
-        walked = _walk_once(repo, head, [], [], window)
+        walked = _walk_once(repo, head, [], [], window, split)
     if repo.exclude:
         _LOG.warning("%s: objects missing for %d path(s); their history is left out", repo.path, len(repo.exclude))
         dropped["paths_with_missing_objects"] += len(repo.exclude)
@@ -413,16 +437,18 @@ def _walk(run: Run, repo: Repo, head: str, identity: str, dropped: Counter[str])
     return walked
 
 
-def _walk_once(repo: Repo, head: str, cached: list[CommitMeta], cached_heads: list[str], window: Window) -> list[CommitMeta]:
+def _walk_once(
+    repo: Repo, head: str, cached: list[CommitMeta], cached_heads: list[str], window: Window, split: int
+) -> list[CommitMeta]:
     if cached:
         metas = {m.sha: m for m in cached}
-        metas.update((m.sha, m) for m in repo.commits(head, exclude=cached_heads))
+        metas.update((m.sha, m) for m in repo.commits(head, exclude=cached_heads, split=split))
         return sorted(metas.values(), key=lambda m: m.sha)
     if window.since is not None:
         # No earlier walk to reuse: walk only what can yield fixtures in the window (their
         # fixes land after `since`).
         return list(repo.commits(head, since=iso(window.since)))
-    return sorted(repo.commits(head), key=lambda m: m.sha)
+    return sorted(repo.commits(head, split=split), key=lambda m: m.sha)
 
 
 def _labels(run: Run, target: _Target, fixes: list[FixCommit], metas: dict[str, CommitMeta], report: RepoReport) -> list[Label]:
@@ -435,7 +461,8 @@ def _labels(run: Run, target: _Target, fixes: list[FixCommit], metas: dict[str, 
     report.reused_labels = len(results)
     cache.add_labels(identity, key, results.values())
     ref = RepoRef.of(repo, _anchor(run, target, todo, metas, report))
-    calls = ((ref, chunk, config) for chunk in chunks(todo, jobs))
+    # Small chunks: the last ones, which one worker may finish alone, are short.
+    calls = ((ref, chunk, config) for chunk in chunks(todo, jobs, largest=16))
     with tqdm(total=len(todo), desc=f"{report.name}: blame", disable=not run.progress, unit="fix", leave=False) as bar:
         for batch in in_order(pool, label_task, calls, _ahead(jobs)):
             cache.add_labels(identity, key, batch)
@@ -485,8 +512,9 @@ def _anchor(run: Run, target: _Target, todo: list[FixCommit], metas: dict[str, C
     return str(where)
 
 
-def _mine(run: Run, target: _Target) -> _Mined:
-    """One repository through the stages: walk, vet, blame, bug, clean; the jobs of its fixtures."""
+def _mine(run: Run, target: _Target, prepared: Future[Repo]) -> _Mined:
+    """One repository through the stages: walk, vet, blame, bug, clean; the jobs of its fixtures.
+    The history is walked in ``target.repo``; everything after reads ``prepared``'s repository."""
     config, window, judge = run.config, run.window, run.judge
     repo, name, head, identity = target.repo, target.name, target.head, target.identity
     head_date = repo.committer_date(head)
@@ -499,7 +527,11 @@ def _mine(run: Run, target: _Target) -> _Mined:
         shallow=repo.shallow,
     )
     _LOG.info("%s: walking history at %s", name, head[:12])
-    metas = {m.sha: m for m in _walk(run, repo, head, identity, report.dropped["walk"])}
+    walker = prepared.result() if prepared.done() else repo  # a partial clone's is ready: it walks with its objects
+    metas = {m.sha: m for m in _walk(run, walker, head, identity, report.dropped["walk"])}
+    repo = prepared.result()
+    repo.exclude = walker.exclude  # the paths the walk found objects missing for
+    target = replace(target, repo=repo)
     config, report.vendored = with_vendored(config, metas.values())
     run = replace(run, config=config)
     if report.vendored:

@@ -82,6 +82,18 @@ def make_executor(
     return pool, lambda: _stop(pool, context)
 
 
+def start_workers(pool: Executor, jobs: int) -> None:
+    """Have a local pool start its workers now (each imports miner, about half a second), so that they
+    are ready when the first tasks come: a build starts them before it walks the history."""
+    if isinstance(pool, ProcessPoolExecutor):
+        for _ in range(jobs):
+            pool.submit(_ready)
+
+
+def _ready() -> None:
+    """A task that does nothing: the worker that runs it has started and imported what tasks use."""
+
+
 def _quiet_pool_bookkeeping() -> None:
     """Keep the pool's own bookkeeping thread from printing a traceback when a worker dies.
 
