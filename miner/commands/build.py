@@ -53,6 +53,7 @@ from miner.runner.engine import (
     LabelResult,
     Lookahead,
     RepoRef,
+    added_task,
     anchor_task,
     authorship_task,
     chunks,
@@ -556,7 +557,8 @@ def _mine(run: Run, target: _Target, prepared: Future[Repo]) -> _Mined:
     def lookup(sha: str) -> CommitMeta | None:
         return metas.get(sha) or repo.meta(sha)
 
-    bugs = on_added_lines(repo, bug_heads(labels, lookup, config, window.holds, report.dropped["bug"]), report.dropped["bug"])
+    heads = bug_heads(labels, lookup, config, window.holds, report.dropped["bug"])
+    bugs = on_added_lines(_added_lines(run, repo, sorted(heads)), heads, report.dropped["bug"])
     verdicts: dict[str, Verdict] = {}
     if judge is not None:
         bugs = judged_bugs(judge, Asked(repo, name, run.jobs, run.progress), bugs, lookup, report.dropped["judge"])
@@ -590,6 +592,22 @@ def _mine(run: Run, target: _Target, prepared: Future[Repo]) -> _Mined:
         clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks},
         verdicts=verdicts,
     )
+
+
+def _added_lines(run: Run, repo: Repo, shas: list[str]) -> Callable[[str], dict[str, set[int]]]:
+    """``added_in(repo)`` for these changes, read on the pool ahead of ``on_added_lines``."""
+    found: dict[str, dict[str, set[int]] | None] = {}
+    calls = ((RepoRef.of(repo), chunk) for chunk in chunks(shas, run.jobs, largest=16))
+    for batch in in_order(run.pool, added_task, calls, _ahead(run.jobs)):
+        found.update(batch)
+
+    def added_of(sha: str) -> dict[str, set[int]]:
+        added = found[sha]
+        if added is None:
+            raise MissingObjectError(f"the diff of {sha} names an object the repository lacks")
+        return added
+
+    return added_of
 
 
 def _survival(run: Run, repo: Repo, head: str, picks: list[CleanPick], metas: dict[str, CommitMeta]) -> dict[str, float | None]:

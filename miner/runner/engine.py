@@ -29,6 +29,7 @@ from miner.core.records import CommitMeta, FixCommit, Fixture, Label
 from miner.git import Repo
 from miner.stages.anchors import Anchor, Anchored, build_chain
 from miner.stages.blame import label_fixes
+from miner.stages.bug import added_in
 from miner.stages.clean import Listed, refusal
 from miner.stages.fixture import FixtureJob, Source, make_fixture
 from miner.stages.vet import vet_fix
@@ -314,6 +315,20 @@ def _fixture(repo: Repo, source: Source, job: FixtureJob, config: Config) -> Fix
     if meta is None:
         raise MinerError(f"{source.repository}: commit {job.head} vanished while mining; run the build again")
     return make_fixture(repo, source, job, meta, config)
+
+
+def added_task(ref: RepoRef, shas: tuple[str, ...]) -> list[tuple[str, dict[str, set[int]] | None]]:
+    """The lines each change added, by path (miner.stages.bug.added_in); None for a change whose diff
+    names an object the repository lacks."""
+    _delay()
+    added = added_in(ref.open())
+    out: list[tuple[str, dict[str, set[int]] | None]] = []
+    for sha in shas:
+        try:
+            out.append((sha, added(sha)))
+        except MissingObjectError:
+            out.append((sha, None))
+    return out
 
 
 def _delay() -> None:

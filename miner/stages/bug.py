@@ -54,14 +54,21 @@ def bug_heads(
     return {sha: tuple(sorted(d, key=lambda d: (d.path, d.line_start, d.fix))) for sha, d in heads.items()}
 
 
-def on_added_lines(repo: Repo, bugs: dict[str, tuple[Defect, ...]], dropped: Counter[str]) -> dict[str, tuple[Defect, ...]]:
-    """Each defect cut to the lines the change added, as its own diff shows them (the diff a reviewer
-    sees): blame may give a change a line its diff shows as context. A fixture left with no line is
-    dropped (``defect_lines_not_added``)."""
+def added_in(repo: Repo) -> Callable[[str], dict[str, set[int]]]:
+    """The lines a change added, by path, as its own diff against its first parent shows them."""
+    return lambda sha: added_lines(repo.patch(repo.first_parent(sha), sha))
+
+
+def on_added_lines(
+    added_of: Callable[[str], dict[str, set[int]]], bugs: dict[str, tuple[Defect, ...]], dropped: Counter[str]
+) -> dict[str, tuple[Defect, ...]]:
+    """Each defect cut to the lines the change added, as its own diff shows them (``added_of``, e.g.
+    ``added_in(repo)``: the diff a reviewer sees): blame may give a change a line its diff shows as
+    context. A fixture left with no line is dropped (``defect_lines_not_added``)."""
     kept: dict[str, tuple[Defect, ...]] = {}
     for sha, defects in sorted(bugs.items()):
         try:
-            added = added_lines(repo.patch(repo.first_parent(sha), sha))
+            added = added_of(sha)
         except MissingObjectError:
             kept[sha] = defects  # the fixture stage counts what it cannot read
             continue

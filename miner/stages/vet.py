@@ -269,15 +269,21 @@ _QUERY = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|ALTER|DRO
 def _python_shapes(old: str, new: str) -> tuple[bool | None, bool | None]:
     """Whether two versions of a Python file have the same syntax tree once docstrings are left out,
     and (asked only when they have not) once type annotations are too; (None, None) when either does
-    not parse. Each answer is that of ``_python_shape``; the files are parsed once for both."""
+    not parse.
+
+    Each answer is that of comparing the two whole trees, with ``_Shape`` applied, by ``ast.dump``
+    (``_whole_shape``), but only the statements that differ are compared so: a statement written the
+    same in both (the same lines, decorators included) has the same tree, so the statements the
+    versions begin and end with alike are passed over, in a module's body and in each class's and
+    function's (``_same_body``). The files are parsed once for both answers."""
+    if "\r" in old or "\r" in new:  # the parser also ends lines at a lone \r: compare the whole trees
+        plain = _whole_shape(old, new, strip_types=False)
+        return plain, None if plain is None or plain else _whole_shape(old, new, strip_types=True)
     try:
         trees = [ast.parse(text) for text in (old, new)]
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):  # SystemError: CPython 3.11 can
         # fail an AST build with a recursion-depth check when threads parse at once (Dask in one process)
         return None, None
-    if "\r" in old or "\r" in new:
-        plain = _python_shape(old, new, strip_types=False)
-        return plain, None if plain is None or plain else _python_shape(old, new, strip_types=True)
     lines = (old.split("\n"), new.split("\n"))
     try:
         plain = _same_body(trees[0].body, trees[1].body, lines, False, keep=True)
@@ -291,27 +297,18 @@ def _python_shapes(old: str, new: str) -> tuple[bool | None, bool | None]:
         return plain, None
 
 
-def _python_shape(old: str, new: str, strip_types: bool) -> bool | None:
+def _whole_shape(old: str, new: str, strip_types: bool) -> bool | None:
     """Whether two versions of a Python file have the same syntax tree (docstrings left out, and
-    with ``strip_types`` type annotations too); None when either does not parse.
-
-    The answer is that of comparing the two whole trees, each with ``_Shape`` applied, by
-    ``ast.dump``, but only the statements that differ are compared so: a statement written the same
-    in both (the same lines, decorators included) has the same tree, so the statements the versions
-    begin and end with alike are passed over, in a module's body and in each class's and function's
-    (``_same_body``)."""
+    with ``strip_types`` type annotations too), their whole trees dumped; None when either does not parse."""
     try:
         trees = [ast.parse(text) for text in (old, new)]
-    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):  # SystemError: CPython 3.11 can
-        # fail an AST build with a recursion-depth check when threads parse at once (Dask in one process)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return None
     try:
-        if "\r" in old or "\r" in new:  # the parser also ends lines at a lone \r: compare the whole trees
-            dumps = [ast.dump(_Shape(strip_types).visit(tree)) for tree in trees]
-            return dumps[0] == dumps[1]
-        return _same_body(trees[0].body, trees[1].body, (old.split("\n"), new.split("\n")), strip_types)
+        dumps = [ast.dump(_Shape(strip_types).visit(tree)) for tree in trees]
     except RecursionError:
         return None
+    return dumps[0] == dumps[1]
 
 
 _Lines = tuple[list[str], list[str]]

@@ -9,7 +9,7 @@ from collections import Counter
 from miner.core.config import load_config
 from miner.core.errors import MissingObjectError
 from miner.core.records import CommitMeta, Defect, Evidence, FileStat, Label, Tier
-from miner.stages.bug import bug_heads, on_added_lines
+from miner.stages.bug import added_in, bug_heads, on_added_lines
 
 WHEN = 1_700_000_000  # 2023-11-14
 
@@ -105,7 +105,7 @@ def test_each_defect_is_cut_to_the_lines_its_change_added() -> None:
         "c1": (_defect(1, 4), _defect(12, 14), _defect(20, 22)),
         "c2": (_defect(4, 5), _defect(2, 3, path="src/other.py")),  # nothing it names was added
     }
-    kept = on_added_lines(_Repo(), bugs, dropped)  # type: ignore[arg-type]
+    kept = on_added_lines(added_in(_Repo()), bugs, dropped)  # type: ignore[arg-type]
     assert kept == {"c1": (_defect(2, 3), _defect(13, 13))}
     assert dropped == Counter(defect_lines_not_added=1)
 
@@ -113,5 +113,5 @@ def test_each_defect_is_cut_to_the_lines_its_change_added() -> None:
 def test_a_change_whose_diff_cannot_be_read_keeps_its_defects_for_the_fixture_stage_to_count() -> None:
     dropped: Counter[str] = Counter()
     bugs = {"c1": (_defect(1, 4),)}
-    assert on_added_lines(_Repo(missing={"c1"}), bugs, dropped) == bugs  # type: ignore[arg-type]
+    assert on_added_lines(added_in(_Repo(missing={"c1"})), bugs, dropped) == bugs  # type: ignore[arg-type]
     assert not dropped

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import ast
-
 import pytest
 
 from miner.core.config import load_config
 from miner.core.lexer import code_tokens
 from miner.core.records import CommitMeta, FileDiff, FixCommit
-from miner.stages.vet import _python_shapes, _Shape, conventional, vet_diff, vet_message
+from miner.stages.vet import _python_shapes, _whole_shape, conventional, vet_diff, vet_message
 
 CONFIG = load_config()
 SHA = "a" * 40
@@ -162,16 +160,8 @@ def test_a_line_inside_a_block_comment_is_read_with_the_whole_file() -> None:
 
 def _whole_tree_shapes(old: str, new: str) -> tuple[bool | None, bool | None]:
     """What ``_python_shapes`` must answer: the two whole trees, transformed, compared by their dumps."""
-
-    def same(strip: bool) -> bool | None:
-        try:
-            dumps = [ast.dump(_Shape(strip).visit(ast.parse(text))) for text in (old, new)]
-        except SyntaxError:
-            return None
-        return dumps[0] == dumps[1]
-
-    plain = same(False)
-    return plain, None if plain is None or plain else same(True)
+    plain = _whole_shape(old, new, strip_types=False)
+    return plain, None if plain is None or plain else _whole_shape(old, new, strip_types=True)
 
 
 _CLASS = '''"""The module."""
