@@ -327,12 +327,12 @@ def code_tokens(path: str, text: str) -> list[str] | None:
         scanner = _GO_TOKEN if lower.endswith(".go") else _C_TOKEN
         return [_normal_string(t) if t[0] in _QUOTES else t for t in scanner.findall(masked)]
     if lower.endswith((".py", ".pyi")):
-        comments, _ = _python_masks(text)
-        masked = _masked(text, sorted(comments))
+        # One scan: a comment is matched whole and left out, which gives the same tokens as scanning
+        # the text with its comments blanked (a comment runs to the end of its line).
         out: list[str] = []
-        for m in _PY_TOKENS.finditer(masked):
+        for m in _PY_TOKENS.finditer(text):
             kind, value = m.lastgroup, m.group()
-            if kind in ("newline", "cont") or not value.strip():
+            if kind in ("newline", "cont", "comment") or not value.strip():
                 continue
             if kind == "string":
                 out.append(_normal_string(value))

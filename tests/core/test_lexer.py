@@ -111,3 +111,8 @@ def test_rust_tokens_keep_literals_apart_from_code() -> None:
         ('Sr:see "https://example.com" // not a comment', 'Sr:see "https://example.com" // not a comment at all')
     ]
     assert tokens.count("'a") == 4 and "'outer" in tokens and "Sb:x" in tokens and "S:'" in tokens
+
+
+def test_python_tokens_leave_out_comments_but_not_a_hash_in_a_string() -> None:
+    text = "x = 1  # it's\ny = 'a # b'  # c\n#only\nz = f(x)#t\n"
+    assert code_tokens("m.py", text) == ["x", "=", "1", "y", "=", "S:a # b", "z", "=", "f", "(", "x", ")"]
