@@ -90,6 +90,14 @@ def pydriller_pipeline(repo: str, rev: str, limit: int | None) -> None:
     )
 
 
+def missing_objects(repo: str) -> int:
+    """How many objects the history of HEAD names that the repository lacks."""
+    listed = subprocess.run(
+        ["git", "-C", repo, "rev-list", "--objects", "--missing=print", "HEAD"], capture_output=True, check=True
+    ).stdout
+    return sum(1 for line in listed.splitlines() if line.startswith(b"?"))
+
+
 def rev_with_new_share(repo: str, share: float) -> tuple[str, int, int]:
     """An ancestor of HEAD from which about `share` of all commits are new."""
     repo = git_dir(repo)
@@ -146,6 +154,13 @@ def main() -> None:
         clone = Path(tmp) / "clone"
         subprocess.run(["git", "clone", "-q", "--no-checkout", git_dir(args.repo), str(clone)], check=True)
         repo = str(clone)
+        if not args.skip_pydriller and (missing := missing_objects(repo)):
+            print(
+                f"{args.repo} lacks {missing} object{'s' * (missing != 1)} its history names (a partial or damaged "
+                "clone): PyDriller cannot read them; bench a full clone, or pass --skip-pydriller to time miner alone",
+                file=sys.stderr,
+            )
+            sys.exit(2)
         t_miner, m_miner, report = run_timed([*miner, repo, "--out", str(out / "cold")])
         fixes = sum(r["fixes"] for r in json.loads(report)["repositories"])
         rows.append(("miner build (cold)", t_miner, m_miner, f"{fixes} fixes, all blamed, fixtures written"))
