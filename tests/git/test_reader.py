@@ -33,3 +33,25 @@ def test_a_failure_of_the_run_is_never_a_missing_object(samples: dict) -> None:
         repo._fail("log", f"fatal: unable to read {head}".encode())
     with pytest.raises(MissingObjectError):
         repo._fail("log", b"fatal: unable to read " + b"0" * 39 + b"1")
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_walk_split_between_git_processes_gives_the_same_records_in_the_same_order(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A history with branches, merges, renames and deletions, walked by one git log and by three
+    at once (each on a stretch of rev-list's order), in full and from an excluded head."""
+    from test_messy import seeded_history
+
+    from miner.git import reader
+
+    path = tmp_path / "r"
+    path.mkdir()
+    made = seeded_history(path, seed)
+    repo = Repo(path)
+    monkeypatch.setattr(reader, "_SPLIT_WALK_LEAST", 1)
+    whole = list(repo.commits("HEAD"))
+    assert len(whole) > 30
+    assert list(repo.commits("HEAD", split=3)) == whole
+    middle = [made[len(made) // 2]]
+    assert list(repo.commits("HEAD", exclude=middle, split=3)) == list(repo.commits("HEAD", exclude=middle))
