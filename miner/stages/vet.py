@@ -225,11 +225,45 @@ def _neutral_change(path: str, before: bytes, after: bytes) -> str | None:
     a, b = code_tokens(path, old), code_tokens(path, new)
     if a is None or b is None:
         return None
-    if a == b or _imports_reordered(path, old, new):
+
+    # Tokens leave indentation out, which in Python is syntax: a block moved in or out of an `if` has
+    # the same tokens. A Python file whose statements nest otherwise is no layout or message change.
+    def nested_alike() -> bool:
+        if not path.endswith(".py"):
+            return True
+        nesting = _nesting(old)
+        return nesting is not None and nesting == _nesting(new)
+
+    if (a == b or _imports_reordered(path, old, new)) and nested_alike():
         return "layout"
-    if len(a) == len(b) and all(x == y or (_prose(x) and _prose(y)) for x, y in zip(a, b)):
+    if len(a) == len(b) and all(x == y or (_prose(x) and _prose(y)) for x, y in zip(a, b)) and nested_alike():
         return "messages"
     return None
+
+
+def _nesting(text: str) -> list[tuple[int, str]] | None:
+    """Each statement of a Python source, in order, with how deep it is nested in other statements;
+    None when the source does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
+        return None
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, depth: int) -> None:
+        for _, value in ast.iter_fields(node):
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, ast.stmt):
+                    found.append((depth, type(item).__name__))
+                    visit(item, depth + 1)
+                elif isinstance(item, (ast.excepthandler, ast.match_case)):
+                    visit(item, depth)
+
+    try:
+        visit(tree, 0)
+    except RecursionError:
+        return None
+    return found
 
 
 _IMPORT = re.compile(r"^\s*(use\s|import\s|from\s+\S+\s+import\s|#\s*include\s|(const|let|var)\s+\w+\s*=\s*require\()")

@@ -125,6 +125,25 @@ def rewrite(path: str, before: str, after: str) -> FileDiff:
         ("src/a.py", "def f(x):\n    return x\n", "def f(x):\n    return x + 1\n", None),
         ("src/a.py", "x = u'a'\n", "x = 'a'\n", None),  # str and unicode differ on Python 2
         ("src/a.py", "x = b'a'\n", "x = 'a'\n", None),  # bytes and str differ
+        # A block moved out of an `if`: the same tokens, but in Python indentation is behaviour.
+        (
+            "src/a.py",
+            "def f(x):\n    if x:\n        y = 1\n        return y\n",
+            "def f(x):\n    if x:\n        y = 1\n    return y\n",
+            None,
+        ),
+        (
+            "src/a.py",
+            'if x:\n    die("could not open the file")\n    f()\n',
+            'if x:\n    die("cannot open the file here")\nf()\n',
+            None,
+        ),
+        (
+            "src/a.py",
+            'if x:\n    die("could not open the file")\n',
+            'if x:\n    die("cannot open the file here")\n',
+            "fix_messages_only",
+        ),
         ("src/a.c", "int f(void) { return 1; }\n", "int f(void)\n{\n\treturn 1; /* one */\n}\n", "fix_layout_only"),
         ("src/a.c", "/*\n * Counts the items.\n */\nint n;\n", "/*\n * Counts the items left.\n */\nint n;\n", "fix_layout_only"),
         ("src/a.c", 'die("cannot open the file here");\n', 'die("could not open the file");\n', "fix_messages_only"),
