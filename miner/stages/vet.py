@@ -25,7 +25,7 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from miner.core.classify import glob_regex as path_kind_glob
 from miner.core.classify import has_fix_word, has_generated_marker, path_kind, reverted_shas, trailer_shas
@@ -228,6 +228,7 @@ def _neutral_change(path: str, before: bytes, after: bytes) -> str | None:
 
     # Tokens leave indentation out, which in Python is syntax: a block moved in or out of an `if` has
     # the same tokens. A Python file whose statements nest otherwise is no layout or message change.
+    @cache
     def nested_alike() -> bool:
         if not path.endswith(".py"):
             return True
@@ -371,6 +372,7 @@ def _same_body(a: list[ast.stmt], b: list[ast.stmt], lines: _Lines, strip_types:
     while tail < room and wa[len(a) - 1 - tail] == wb[len(b) - 1 - tail]:
         tail += 1
     shape = _Shape(strip_types)
+    mine: Callable[[ast.stmt], ast.stmt] = copy.deepcopy if keep else lambda node: node
     rest = [_kept(body[head : len(body) - tail], head == 0, shape) for body in (a, b)]
     if len(rest[0]) != len(rest[1]):
         return False
@@ -378,9 +380,7 @@ def _same_body(a: list[ast.stmt], b: list[ast.stmt], lines: _Lines, strip_types:
         if type(x) is type(y) and isinstance(x, _SCOPES):
             if not _same_header(x, y, shape) or not _same_body(x.body, y.body, lines, strip_types, keep):
                 return False
-        elif keep and ast.dump(shape.visit(copy.deepcopy(x))) != ast.dump(shape.visit(copy.deepcopy(y))):
-            return False
-        elif not keep and ast.dump(shape.visit(x)) != ast.dump(shape.visit(y)):
+        elif ast.dump(shape.visit(mine(x))) != ast.dump(shape.visit(mine(y))):
             return False
     return True
 
@@ -445,7 +445,7 @@ class _Shape(ast.NodeTransformer):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST | None:
         if not self.strip_types:
             return self.generic_visit(node)
-        if self.drops(node) or node.value is None:  # drops() says so of an annotation without a value
+        if node.value is None:  # what drops() says of it
             return None
         return self.generic_visit(ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno))
 
