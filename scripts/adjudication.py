@@ -76,7 +76,7 @@ class RepositoryEntry(_Verdict):
     name: str
     url: str
     language: str
-    role: Literal["tune", "seen", "heldout", "unseen"]
+    role: Literal["tune", "seen", "heldout", "unseen", "fresh"]
     fixes_trailers: bool
     head: str
     # The draws retention is measured against: the valid fixtures of these samples that a build still emits.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many of miner's fixtures are true, on repositories whose fixtures were read one by one.
 
-    scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|unseen|all] [--only NAME ...] [--pydriller]
+    scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|unseen|fresh|all] [--only NAME ...] [--pydriller]
                               [--judge CMD] [--keep DIR] [--json]
 
 For every repository in ``validity/repositories.yaml`` (its clone found under ``--mirrors`` as
@@ -144,7 +144,7 @@ def main() -> int:
     parser.add_argument("--validity", type=Path, default=ROOT / "validity")
     parser.add_argument("--mirrors", type=Path)
     parser.add_argument("--repo", action="append", default=[], help="NAME=PATH of one repository's clone")
-    parser.add_argument("--role", choices=["tune", "seen", "heldout", "unseen", "all"], default="all")
+    parser.add_argument("--role", choices=["tune", "seen", "heldout", "unseen", "fresh", "all"], default="all")
     parser.add_argument("--only", nargs="*", default=[])
     parser.add_argument("--keep", type=Path, help="keep the build outputs here (a rerun rebuilds from their cache)")
     parser.add_argument("--fresh", action="store_true", help="mine again instead of reusing kept outputs' caches")
@@ -190,7 +190,7 @@ def main() -> int:
         if args.show_invalid:
             for line in s.invalid:
                 print(f"    invalid: {line}", file=sys.stderr)
-    groups = {role: [s for s in scores if s.role == role] for role in ("tune", "seen", "heldout", "unseen")}
+    groups = {role: [s for s in scores if s.role == role] for role in ("tune", "seen", "heldout", "unseen", "fresh")}
     for role, members in [*groups.items(), ("all", scores)]:
         if members:
             t = total(members)

@@ -51,7 +51,7 @@ def instruction(model: ChatModel) -> str:
 
 
 def trimmed(packet: dict[str, Any], limit: int) -> dict[str, Any]:
-    """The packet with each diff (the change's, the fix's, each later commit's) cut to ``limit``
+    """The packet with each diff (the change's, the fix's, each later or in-between commit's) cut to ``limit``
     characters, so that a large change fits a model's context."""
 
     def cut(text: object) -> object:
@@ -62,8 +62,9 @@ def trimmed(packet: dict[str, Any], limit: int) -> dict[str, Any]:
     out = dict(packet, diff=cut(packet.get("diff")))
     if isinstance(packet.get("fix"), dict):
         out["fix"] = dict(packet["fix"], diff=cut(packet["fix"].get("diff")))
-    if isinstance(packet.get("later"), list):
-        out["later"] = [dict(c, diff=cut(c.get("diff"))) if isinstance(c, dict) else c for c in packet["later"]]
+    for commits in ("later", "between"):
+        if isinstance(packet.get(commits), list):
+            out[commits] = [dict(c, diff=cut(c.get("diff"))) if isinstance(c, dict) else c for c in packet[commits]]
     return out
 
 

@@ -42,7 +42,10 @@ from miner.git import Repo
 from miner.stages.clean import MISSING, Planned, later_changes
 from miner.stages.fixture import decode
 
-PACKET_VERSION = 2  # 2: a clean packet holds the later commits that changed the change's lines
+# 2: a clean packet holds the later commits that changed the change's lines; 3: a bug packet holds the
+# commits between the change and the fix that changed the marked lines' files.
+PACKET_VERSION = 3
+BETWEEN = 8  # at most this many commits between a change and its fix are shown, the newest
 
 
 def refusal(verdict: Verdict) -> str | None:
@@ -146,8 +149,12 @@ class Shown:
     diff: str
 
 
-def bug_packet(repository: str, change: Shown, fix: Shown, lines: list[dict[str, object]]) -> dict[str, object]:
-    """What a judge reads of one (change, fix) pair of a bug candidate."""
+def bug_packet(
+    repository: str, change: Shown, fix: Shown, lines: list[dict[str, object]], between: list[Shown], left_out: int = 0
+) -> dict[str, object]:
+    """What a judge reads of one (change, fix) pair of a bug candidate: the change, the marked lines,
+    the fix, and the commits in between that changed the marked lines' files (``left_out`` more, older,
+    are not shown): where a reader sees that the defect came later than the change."""
     return {
         "version": PACKET_VERSION,
         "kind": "bug",
@@ -157,6 +164,8 @@ def bug_packet(repository: str, change: Shown, fix: Shown, lines: list[dict[str,
         "diff": change.diff,
         "defect_lines": lines,
         "fix": {"commit": fix.commit, "message": fix.message, "diff": fix.diff},
+        "between": [{"commit": c.commit, "message": c.message, "diff": c.diff} for c in between],
+        "between_left_out": left_out,
         "answer": _hints("bug"),
     }
 
@@ -254,7 +263,13 @@ def _bug_packet(
             }
         )
     change = Shown(sha, meta.message if meta else "", _patch_text(repo, sha))
-    return bug_packet(name, change, Shown(fix, fix_meta.message if fix_meta else "", _patch_text(repo, fix)), lines)
+    paths = sorted({d.path for d in defects})
+    until = fix_meta.committer_time if fix_meta else 2**62
+    parent = repo.first_parent(fix)
+    middle = [m for m in repo.later_commits(sha, parent, paths, until) if m.sha != sha] if parent else []
+    shown = [Shown(m.sha, m.message, _patch_text(repo, m.sha, 20_000, tuple(paths))) for m in middle[-BETWEEN:]]
+    fixed = Shown(fix, fix_meta.message if fix_meta else "", _patch_text(repo, fix))
+    return bug_packet(name, change, fixed, lines, shown, max(0, len(middle) - BETWEEN))
 
 
 def _patch_text(repo: Repo, sha: str, limit: int = 200_000, paths: tuple[str, ...] = ()) -> str:

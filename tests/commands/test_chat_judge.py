@@ -137,10 +137,12 @@ def test_an_unreachable_endpoint_and_a_bad_packet_are_one_line(stub: Stub) -> No
 
 
 def test_long_diffs_are_cut_before_they_are_sent() -> None:
-    packet = {**BUG, "diff": "x" * 5000, "fix": {**FIX, "diff": "y" * 1500}}
+    between = [{"commit": "2" * 40, "message": "m", "diff": "w" * 1300}, {"commit": "3" * 40, "message": "m", "diff": "+b\n"}]
+    packet = {**BUG, "diff": "x" * 5000, "fix": {**FIX, "diff": "y" * 1500}, "between": between}
     cut = trimmed(packet, 1000)
     assert cut["diff"].startswith("x" * 1000) and "4000 more characters cut" in cut["diff"]
     assert "500 more characters cut" in cut["fix"]["diff"]
+    assert "300 more characters cut" in cut["between"][0]["diff"] and cut["between"][1]["diff"] == "+b\n"
     assert packet["diff"] == "x" * 5000  # the packet itself is left alone
     clean = {"kind": "clean", "diff": "+a\n", "later": [{"commit": "1" * 40, "message": "m", "diff": "z" * 1200}]}
     assert "200 more characters cut" in trimmed(clean, 1000)["later"][0]["diff"]

@@ -183,7 +183,38 @@ def test_a_clean_packet_shows_the_later_commits_that_rewrote_its_lines(samples: 
     assert later["message"].startswith("Show negative French amounts in parentheses")
     assert later["diff"].startswith("diff --git") and "+++ b/" in later["diff"]
     assert sum(not p["later"] for p in clean.values()) > 0  # changes whose lines stood through the window show none
-    assert all(p["version"] == 2 for p in packets)
+    assert all(p["version"] == 3 for p in packets)
+
+
+def test_a_bug_packet_shows_the_commits_between_the_change_and_the_fix_that_changed_the_marked_files(
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a reader needs to tell a defect the change made from one a later commit made: the commits
+    after the change and before the fix that touched the marked lines' files, oldest first, each with
+    its diff of those files only; the newest few when there are more."""
+    kv = samples["gokv"]
+
+    def packets(folder: Path) -> dict[tuple[str, str], dict]:
+        command = JudgeCommand(f"{sys.executable} {SCRIPTS / 'queue_judge.py'} {folder}")
+        build([kv.path], tmp_path / f"out-{folder.name}", every_clean(), BuildOptions(judge=command), progress=False)
+        found = [json.loads(p.read_text()) for p in (folder / "packets").glob("*.json")]
+        return {(p["change"], p["fix"]["commit"]): p for p in found if p["kind"] == "bug"}
+
+    bugs = packets(tmp_path / "all")
+    packet = bugs[(kv.sha("add-delete"), kv.sha("fix-delete-result"))]
+    assert {d["path"] for d in packet["defect_lines"]} == {"internal/store/store.go"}
+    between = [b["commit"] for b in packet["between"]]
+    assert between == [kv.sha(c) for c in ("add-wal", "add-snapshot", "fix-key-length", "add-range")]
+    assert packet["between_left_out"] == 0
+    wal = packet["between"][0]
+    assert wal["message"].startswith("Add a write-ahead log")
+    assert "+++ b/internal/store/store.go" in wal["diff"] and "wal.go" not in wal["diff"]  # the marked file only
+    assert any(not p["between"] for p in bugs.values())  # a fix right after its change shows none
+
+    monkeypatch.setattr("miner.stages.judge.BETWEEN", 2)
+    packet = packets(tmp_path / "two")[(kv.sha("add-delete"), kv.sha("fix-delete-result"))]
+    assert [b["commit"] for b in packet["between"]] == [kv.sha("fix-key-length"), kv.sha("add-range")]
+    assert packet["between_left_out"] == 2
 
 
 def test_a_clean_candidate_whose_later_history_cannot_be_read_is_refused_as_missing(tmp_path: Path) -> None:
