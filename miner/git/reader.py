@@ -571,7 +571,21 @@ class Repo:
         reached through a side branch), with their line number there; the second value holds the
         boundary commits. Everything newer is blamed exactly as a full blame would.
         """
+        if base is not None and base == rev:
+            # git blame rev..rev has no commit to start from and would blame a working tree (miner
+            # has none): every line is as old as ``base``, so it stops there, as it would at an older one.
+            return self._at_boundary(rev, path, lines), {rev}
         return self._blame(f"{base}..{rev}" if base else rev, path, lines, ignore)
+
+    def _at_boundary(self, rev: str, path: str, lines: Iterable[int] | None) -> list[BlameHit]:
+        data = self.blob(rev, path)
+        if data is None:
+            raise MinerError(f"git blame failed in {self.path}: no such path {path} in {rev}")
+        count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)  # lines as git counts them
+        wanted = range(1, count + 1) if lines is None else sorted(set(lines))
+        if any(not 0 < n <= count for n in wanted):
+            raise MinerError(f"git blame failed in {self.path}: {path} has only {count} lines at {rev[:12]}")
+        return [BlameHit(final_line=n, sha=rev, orig_path=path, orig_line=n) for n in wanted]
 
     def _blame(
         self, spec: str, path: str, lines: Iterable[int] | None, ignore: Iterable[str] = ()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from miner.core.errors import MissingObjectError, TransientGitError
+from miner.core.errors import MinerError, MissingObjectError, TransientGitError
 from miner.git import Repo
 
 
@@ -55,3 +55,18 @@ def test_a_walk_split_between_git_processes_gives_the_same_records_in_the_same_o
     assert list(repo.commits("HEAD", split=3)) == whole
     middle = [made[len(made) // 2]]
     assert list(repo.commits("HEAD", exclude=middle, split=3)) == list(repo.commits("HEAD", exclude=middle))
+
+
+def test_blame_back_to_the_revision_itself_stops_every_line_there_as_at_an_older_base(samples: dict) -> None:
+    """rev..rev names no commit to start from (git would blame a working tree): every line is as old as
+    the base, so it stops at it, as git stops lines at a base the revision descends from."""
+    shelf = samples["shelf"]
+    repo = Repo(shelf.path)
+    base, later = shelf.sha("import"), shelf.sha("inclusive-end")
+    older = repo.blame_from(later, base, "shelf/ranges.py", [1, 4, 5])  # base is older than the boundary: git answers
+    assert older == repo.blame_from(base, base, "shelf/ranges.py", [1, 4, 5])
+    hits, boundary = repo.blame_from(base, base, "shelf/ranges.py", None)
+    assert boundary == {base} and [h.final_line for h in hits] == list(range(1, len(hits) + 1))
+    assert len(hits) == len(repo.blob(base, "shelf/ranges.py").splitlines())
+    with pytest.raises(MinerError, match="has only"):
+        repo.blame_from(base, base, "shelf/ranges.py", [999])
