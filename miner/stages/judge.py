@@ -4,7 +4,8 @@
 rubric's answers (``ADJUDICATION.md``) as a JSON object on stdout:
 
 - a bug candidate is asked once per (change, fix) pair. The packet holds the change's message and
-  diff, the lines the answer marks (with their text) and the fix's message and diff; the judge
+  diff, the lines the answer marks (with their text), the fix's message and diff, and the commits in
+  between that changed the marked lines' files (where a later cause of the defect shows); the judge
   answers ``fix_is_bugfix``, ``defect_in_change`` and ``lines_right``. A pair is kept when the fix is
   a bug fix (``yes``), the change introduced the defect, and the lines are right at least in part;
   a fixture is kept while one of its pairs is;
@@ -264,9 +265,8 @@ def _bug_packet(
         )
     change = Shown(sha, meta.message if meta else "", _patch_text(repo, sha))
     paths = sorted({d.path for d in defects})
-    until = fix_meta.committer_time if fix_meta else 2**62
     parent = repo.first_parent(fix)
-    middle = [m for m in repo.later_commits(sha, parent, paths, until) if m.sha != sha] if parent else []
+    middle = repo.later_commits(sha, parent, paths, fix_meta.committer_time) if parent and fix_meta else []
     shown = [Shown(m.sha, m.message, _patch_text(repo, m.sha, 20_000, tuple(paths))) for m in middle[-BETWEEN:]]
     fixed = Shown(fix, fix_meta.message if fix_meta else "", _patch_text(repo, fix))
     return bug_packet(name, change, fixed, lines, shown, max(0, len(middle) - BETWEEN))

@@ -67,6 +67,7 @@ def test_blame_back_to_the_revision_itself_stops_every_line_there_as_at_an_older
     assert older == repo.blame_from(base, base, "shelf/ranges.py", [1, 4, 5])
     hits, boundary = repo.blame_from(base, base, "shelf/ranges.py", None)
     assert boundary == {base} and [h.final_line for h in hits] == list(range(1, len(hits) + 1))
-    assert len(hits) == len(repo.blob(base, "shelf/ranges.py").splitlines())
+    data = repo.blob(base, "shelf/ranges.py")
+    assert data is not None and len(hits) == len(data.splitlines())
     with pytest.raises(MinerError, match="has only"):
         repo.blame_from(base, base, "shelf/ranges.py", [999])
