@@ -466,7 +466,9 @@ def _env(date: str) -> dict[str, str]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_later_commit_rewrote_the_changes_lines_as_a_full_blame_says(tmp_path: Path, seed: int) -> None:
     """``rewrote`` blames only as far back as the change's parent: it finds the same files as blame
-    over the whole history would, across branches and merges."""
+    over the whole history would, across branches and merges, for every commit ``later_commits`` can
+    give it: descendants of the change, and commits of other branches (a sibling among them, whose
+    parent is the change's own)."""
     path = tmp_path / "r"
     path.mkdir()
     made = _line_history(path, seed)
@@ -474,15 +476,15 @@ def test_a_later_commit_rewrote_the_changes_lines_as_a_full_blame_says(tmp_path:
     metas = {sha: repo.meta(sha) for sha in made}
     diffs = dict(repo.diffs(made))
     rng = random.Random(seed)
-    checked = found = 0
+    checked = found = siblings = 0
     for change in made:
         cm = metas[change]
         if cm is None or len(cm.parents) != 1:
             continue
         for later_sha in rng.sample(made, 20):
             lm = metas[later_sha]
-            if lm is None or not lm.parents or later_sha == change or not repo.is_ancestor(change, lm.parents[0]):
-                continue
+            if lm is None or not lm.parents or repo.is_ancestor(later_sha, change):
+                continue  # later_commits lists only commits the change cannot reach
             full = [
                 d.old_path
                 for d in diffs[later_sha]
@@ -493,4 +495,5 @@ def test_a_later_commit_rewrote_the_changes_lines_as_a_full_blame_says(tmp_path:
             assert rewrote(cm, lm, diffs[later_sha], repo) == full, (change, later_sha)
             checked += 1
             found += bool(full)
-    assert checked > 40 and found > 8, (checked, found)
+            siblings += lm.parents[0] == cm.parents[0]
+    assert checked > 40 and found > 8 and siblings > 0, (checked, found, siblings)
