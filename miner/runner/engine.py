@@ -125,7 +125,11 @@ def _stop(pool: ProcessPoolExecutor, context: _QuietSpawn) -> None:
     worker, or for a worker that takes another's stop sentinel. Its live workers are killed."""
     recorded = set(getattr(pool, "_processes", None) or {})  # ProcessPoolExecutor's own record of its workers
     stray = any(p.pid not in recorded and p.is_alive() for p in context.started)
-    if not stray and not _lost_a_worker(pool):
+    # Only the pool's manager thread waits for its workers. A signal between recording a worker and
+    # starting that thread leaves a worker nobody waits for: shutdown would let the queues go (and their
+    # semaphores with them) while the worker still starts, and it would fail in its bootstrap.
+    unwaited = bool(recorded) and getattr(pool, "_executor_manager_thread", None) is None
+    if not stray and not unwaited and not _lost_a_worker(pool):
         pool.shutdown(cancel_futures=True)
     else:
         _kill(context.started)

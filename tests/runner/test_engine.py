@@ -141,6 +141,41 @@ def test_a_signal_while_a_worker_starts_interrupts_the_parent_and_leaves_no_work
     assert "Traceback" not in ran.stderr, ran.stderr
 
 
+_RECORDED_NOT_WAITED = """
+import gc, time
+from miner.runner.engine import make_executor
+
+if __name__ == "__main__":
+    pool, shutdown = make_executor("local", 2, None, None)
+    with pool._shutdown_lock:
+        pool._adjust_process_count()  # what submit does before it starts the manager thread
+    let_go = pool.shutdown
+
+    def slow_shutdown(*args, **kwargs):
+        let_go(*args, **kwargs)
+        gc.collect()  # the queues and their semaphores go now
+        time.sleep(2)  # time for a worker still starting to reach them
+
+    pool.shutdown = slow_shutdown
+    shutdown()
+    print("stopped")
+"""
+
+
+def test_a_signal_before_the_pools_manager_thread_starts_leaves_no_worker_to_complain(tmp_path: Path) -> None:
+    """A signal inside submit, after a worker is recorded and before the manager thread (the only one
+    that waits for workers) starts: the worker is stopped before the pool lets its queues go, so it
+    never fails in Python's bootstrap with a traceback."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "recorded.py"  # a file, not -c: a spawned worker imports the main module
+    script.write_text(_RECORDED_NOT_WAITED)
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert ran.stdout.strip() == "stopped"
+    assert "Traceback" not in ran.stderr, ran.stderr
+
+
 def test_the_pools_bookkeeping_thread_prints_no_traceback_but_other_threads_do(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
