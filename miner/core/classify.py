@@ -53,11 +53,24 @@ _KINDS: tuple[tuple[PathKind, str], ...] = (
 
 
 def path_kind(path: str, paths: PathsConfig) -> PathKind:
-    """What a path holds, by the first group of globs in ``paths`` that matches it."""
-    for kind, field in _KINDS:
-        if _matches(path, getattr(paths, field)):
-            return kind
-    return "source"
+    """What a path holds, by the first group of globs in ``paths`` that matches it.
+
+    Every stage asks this of the same paths again and again: each configuration keeps the answers
+    it gave (the configuration is frozen, and held here, so its id names it for as long as it lives)."""
+    entry = _KIND_ANSWERS.get(id(paths))
+    if entry is None or entry[0] is not paths:
+        entry = _KIND_ANSWERS[id(paths)] = (paths, {})
+    answers = entry[1]
+    kind = answers.get(path)
+    if kind is None:
+        if len(answers) >= _KIND_ANSWERS_KEPT:
+            answers.clear()
+        kind = answers[path] = next((kind for kind, field in _KINDS if _matches(path, getattr(paths, field))), "source")
+    return kind
+
+
+_KIND_ANSWERS: dict[int, tuple[PathsConfig, dict[str, PathKind]]] = {}
+_KIND_ANSWERS_KEPT = 200_000
 
 
 def has_generated_marker(head: bytes, paths: PathsConfig) -> bool:

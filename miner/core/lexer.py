@@ -112,13 +112,17 @@ def _c_comments(text: str, path: str = "") -> list[tuple[int, int]]:
     return [m.span() for m in scanner.finditer(text) if m.lastindex]
 
 
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
 def _masked(text: str, ranges: list[tuple[int, int]]) -> str:
     """The text with every range blanked (newlines kept), so line numbers stay true."""
     parts: list[str] = []
     last = 0
     for start, end in ranges:
         parts.append(text[last:start])
-        parts.append(re.sub(r"[^\n]", " ", text[start:end]))
+        blanked = text[start:end]
+        parts.append(" " * len(blanked) if "\n" not in blanked else _NOT_NEWLINE.sub(" ", blanked))
         last = end
     parts.append(text[last:])
     return "".join(parts)
@@ -288,6 +292,12 @@ _GO_TOKEN = re.compile(
     re.S | re.X,
 )
 _RUST_TOKEN = re.compile(_RUST_LITERALS + r"|[A-Za-z_]\w*|\d[\w.]*|\S", re.S)
+# The same tokens in one scan, a comment matched whole and left out (it matches no group: an empty token). It gives what blanking
+# the comments first (``_c_comments``) and then scanning does: every quote and every '/' begins a token
+# here as it begins a match there (no word, number or other token holds one), and the strings are
+# matched alike, so both scans agree on where each string and each comment begins and ends.
+_C_ONE_PASS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|(" + _C_TOKEN.pattern + ")", re.S | re.X)
+_GO_ONE_PASS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|(" + _GO_TOKEN.pattern + ")", re.S | re.X)
 _QUOTES = "\"'`"
 _RAW = re.compile(r"([bc]?r)(#*)\"(.*?)(?:\"\2)?\Z", re.S)
 
@@ -321,11 +331,10 @@ def code_tokens(path: str, text: str) -> list[str] | None:
     Strings are kept as ``S:<body>``. None when the language is not known."""
     lower = path.lower()
     if lower.endswith(C_FAMILY):
-        masked = _masked(text, _c_comments(text, path))
         if lower.endswith(".rs"):
-            return [_rust_token(t) for t in _RUST_TOKEN.findall(masked)]
-        scanner = _GO_TOKEN if lower.endswith(".go") else _C_TOKEN
-        return [_normal_string(t) if t[0] in _QUOTES else t for t in scanner.findall(masked)]
+            return [_rust_token(t) for t in _RUST_TOKEN.findall(_masked(text, _c_comments(text, path)))]
+        scanner = _GO_ONE_PASS if lower.endswith(".go") else _C_ONE_PASS
+        return [_normal_string(t) if t[0] in _QUOTES else t for t in scanner.findall(text) if t]
     if lower.endswith((".py", ".pyi")):
         # One scan: a comment is matched whole and left out, which gives the same tokens as scanning
         # the text with its comments blanked (a comment runs to the end of its line).

@@ -49,6 +49,11 @@ _SPLIT_WALK_LEAST = 500
 _MISSING = re.compile(r"unable to read|bad object|missing blob|is corrupt|could not read|could not fetch \S+ from promisor")
 
 
+def _removed_in(patch: pygit2.Patch) -> list[str]:
+    """The lines a patch removes, without their line ends."""
+    return [line.content.rstrip("\r\n") for hunk in patch.hunks for line in hunk.lines if line.origin == "-"]
+
+
 def _commit_text(encoding: str | None) -> Callable[[bytes], str]:
     """How to read a commit's message and names as ``git log`` shows them: from the encoding the
     commit declares (``i18n.commitEncoding``), else UTF-8; bytes that do not fit become U+FFFD."""
@@ -100,6 +105,8 @@ class Repo:
         self._cosmetic: dict[str, bool] = {}
         self._counted: OrderedDict[tuple[str, str], int] = OrderedDict()  # (rev, word) -> occurrences
         self._removed: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._removed_text: dict[str, frozenset[str]] = {}
+        self._ancestry: dict[tuple[str, str], bool] = {}
         self.promisor = self._promisor_remote()
         if overlay is None and self.promisor is not None:
             # A partial clone fetches what it lacks the moment a command needs it, into its object
@@ -273,9 +280,15 @@ class Repo:
             return None
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Cached: blame anchors ask the same pairs for fix after fix, and history does not change."""
         if ancestor == descendant:
             return True
-        return bool(self._repo.descendant_of(descendant, ancestor))
+        known = self._ancestry.get((ancestor, descendant))
+        if known is None:
+            if len(self._ancestry) >= 100_000:
+                self._ancestry.clear()
+            known = self._ancestry[(ancestor, descendant)] = bool(self._repo.descendant_of(descendant, ancestor))
+        return known
 
     def _commit(self, sha: str) -> pygit2.Commit:
         """The commit ``sha`` as libgit2 reads it (KeyError when the repository lacks it)."""
@@ -446,15 +459,21 @@ class Repo:
         if not isinstance(commit, pygit2.Commit) or len(commit.parent_ids) > 1:
             return None
         if commit.parents:
-            diff = self._repo.diff(commit.parents[0], commit)
+            # Zero context: the same line counts and pairs as three lines of context (xdiff finds
+            # the changes before it adds context), and the lines it removed come with them, which
+            # the rewrite rules ask of the same commits next (``removed_lines``).
+            diff = self._repo.diff(commit.parents[0], commit, context_lines=0, interhunk_lines=0)
         else:
             diff = commit.tree.diff_to_tree(swap=True)
         diff.find_similar()
         files: list[FileStat] = []
+        gone: dict[str, list[str]] | None = {} if commit.parents and sha not in self._removed else None
         for patch in diff:
             if patch is None:
                 continue
             delta = patch.delta
+            if gone is not None and not delta.is_binary:
+                gone.setdefault(delta.new_file.path, []).extend(_removed_in(patch))
             _, added, removed = patch.line_stats
             binary = bool(delta.is_binary)
             renamed = delta.status == pygit2.enums.DeltaStatus.RENAMED
@@ -467,6 +486,8 @@ class Repo:
                     binary=binary,
                 )
             )
+        if gone is not None:
+            self._keep_removed(sha, gone)
         author = commit.author
         text = _commit_text(commit.message_encoding)
         return CommitMeta(
@@ -650,18 +671,24 @@ class Repo:
                 for patch in diff:
                     if patch is None or patch.delta.is_binary:
                         continue
-                    lines = found.setdefault(patch.delta.new_file.path, [])
-                    for hunk in patch.hunks:
-                        lines += [line.content.rstrip("\r\n") for line in hunk.lines if line.origin == "-"]
-            if len(self._removed) > 512:
-                self._removed.clear()
-            self._removed[sha] = {path: tuple(lines) for path, lines in found.items()}
+                    found.setdefault(patch.delta.new_file.path, []).extend(_removed_in(patch))
+            self._keep_removed(sha, found)
         return self._removed[sha]
+
+    def _keep_removed(self, sha: str, found: dict[str, list[str]]) -> None:
+        if len(self._removed) > 512:
+            self._removed.clear()
+        self._removed[sha] = {path: tuple(lines) for path, lines in found.items()}
 
     def removed_text(self, sha: str) -> frozenset[str]:
         """The lines a commit removed or replaced, in every file, each with its whitespace taken out:
         to tell a line the commit moved or re-indented from one it wrote."""
-        return frozenset(squeeze(line) for lines in self.removed_lines(sha).values() for line in lines) - {""}
+        if sha not in self._removed_text:
+            if len(self._removed_text) > 512:
+                self._removed_text.clear()
+            squeezed = frozenset(squeeze(line) for lines in self.removed_lines(sha).values() for line in lines)
+            self._removed_text[sha] = squeezed - {""}
+        return self._removed_text[sha]
 
     def occurrences(self, revs: Iterable[str], words: Iterable[str]) -> dict[str, Counter[str]]:
         """How often each of ``words`` (identifiers) occurs as a word in each revision's tree, in

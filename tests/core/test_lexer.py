@@ -116,3 +116,23 @@ def test_rust_tokens_keep_literals_apart_from_code() -> None:
 def test_python_tokens_leave_out_comments_but_not_a_hash_in_a_string() -> None:
     text = "x = 1  # it's\ny = 'a # b'  # c\n#only\nz = f(x)#t\n"
     assert code_tokens("m.py", text) == ["x", "=", "1", "y", "=", "S:a # b", "z", "=", "f", "(", "x", ")"]
+
+
+def test_c_family_tokens_in_one_scan_are_those_of_blanking_comments_first() -> None:
+    """``code_tokens`` scans C, JavaScript and Go once; it must give what blanking the comments and
+    then scanning gives, on texts made of the characters that decide where strings and comments are."""
+    import random
+
+    from miner.core import lexer
+
+    def two_scans(path: str, text: str) -> list[str]:
+        masked = lexer._masked(text, lexer._c_comments(text, path))
+        scanner = lexer._GO_TOKEN if path.endswith(".go") else lexer._C_TOKEN
+        return [lexer._normal_string(t) if t[0] in lexer._QUOTES else t for t in scanner.findall(masked)]
+
+    pieces = ['"', "'", "`", "/", "*", "\\", "\n", " ", "a", "b1", "9", ".", "$", "_", "//", "/*", "*/", "{", "\r", "#", "é"]
+    draw = random.Random(7)
+    for _ in range(20_000):
+        text = "".join(draw.choice(pieces) for _ in range(draw.randint(0, 30)))
+        for path in ("a.c", "a.go", "a.ts"):
+            assert code_tokens(path, text) == two_scans(path, text), (path, text)
