@@ -49,9 +49,17 @@ _SPLIT_WALK_LEAST = 500
 _MISSING = re.compile(r"unable to read|bad object|missing blob|is corrupt|could not read|could not fetch \S+ from promisor")
 
 
-def _removed_in(patch: pygit2.Patch) -> list[str]:
-    """The lines a patch removes, without their line ends."""
-    return [line.content.rstrip("\r\n") for hunk in patch.hunks for line in hunk.lines if line.origin == "-"]
+def _changed_in(patch: pygit2.Patch) -> tuple[list[str], list[str]]:
+    """The lines a patch removes and those it adds, without their line ends."""
+    minus: list[str] = []
+    plus: list[str] = []
+    for hunk in patch.hunks:
+        for line in hunk.lines:
+            if line.origin == "-":
+                minus.append(line.content.rstrip("\r\n"))
+            elif line.origin == "+":
+                plus.append(line.content.rstrip("\r\n"))
+    return minus, plus
 
 
 def _commit_text(encoding: str | None) -> Callable[[bytes], str]:
@@ -468,12 +476,17 @@ class Repo:
         diff.find_similar()
         files: list[FileStat] = []
         gone: dict[str, list[str]] | None = {} if commit.parents and sha not in self._removed else None
+        balanced = True  # every file's lines, whitespace and blank lines left out, removed as often as added
         for patch in diff:
             if patch is None:
                 continue
             delta = patch.delta
-            if gone is not None and not delta.is_binary:
-                gone.setdefault(delta.new_file.path, []).extend(_removed_in(patch))
+            if commit.parents and not delta.is_binary:
+                minus, plus = _changed_in(patch)
+                if gone is not None:
+                    gone.setdefault(delta.new_file.path, []).extend(minus)
+                if balanced and Counter(filter(None, map(squeeze, minus))) != Counter(filter(None, map(squeeze, plus))):
+                    balanced = False
             _, added, removed = patch.line_stats
             binary = bool(delta.is_binary)
             renamed = delta.status == pygit2.enums.DeltaStatus.RENAMED
@@ -488,6 +501,10 @@ class Repo:
             )
         if gone is not None:
             self._keep_removed(sha, gone)
+        if not balanced:
+            # A whitespace-only change leaves every file's other lines as they were: one that removed a
+            # line it did not add back (ignoring whitespace) is none, and ``is_cosmetic`` need not diff it.
+            self._cosmetic.setdefault(sha, False)
         author = commit.author
         text = _commit_text(commit.message_encoding)
         return CommitMeta(
@@ -629,7 +646,15 @@ class Repo:
         return out.decode().split()[::-1]
 
     def is_cosmetic(self, sha: str) -> bool:
-        """True when the commit changes only whitespace (a reformat): blame looks through it. Cached."""
+        """True when the commit changes only whitespace (a reformat): blame looks through it. Cached.
+
+        The commit's record is read first (blame's candidates need it anyway): reading it tells most
+        commits that change more than whitespace, without a second diff."""
+        if sha not in self._cosmetic:
+            try:
+                self.meta(sha)
+            except MinerError:
+                pass  # the diff below answers, as it did before
         if sha not in self._cosmetic:
             self._cosmetic[sha] = self._is_cosmetic(sha)
         return self._cosmetic[sha]
@@ -671,7 +696,7 @@ class Repo:
                 for patch in diff:
                     if patch is None or patch.delta.is_binary:
                         continue
-                    found.setdefault(patch.delta.new_file.path, []).extend(_removed_in(patch))
+                    found.setdefault(patch.delta.new_file.path, []).extend(_changed_in(patch)[0])
             self._keep_removed(sha, found)
         return self._removed[sha]
 

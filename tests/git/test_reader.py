@@ -71,3 +71,31 @@ def test_blame_back_to_the_revision_itself_stops_every_line_there_as_at_an_older
     assert data is not None and len(hits) == len(data.splitlines())
     with pytest.raises(MinerError, match="has only"):
         repo.blame_from(base, base, "shelf/ranges.py", [999])
+
+
+def test_a_commit_is_cosmetic_only_when_it_changes_whitespace_and_blank_lines_alone(tmp_path: Path) -> None:
+    """``is_cosmetic`` reads the commit's record first and answers from it when a line was removed and
+    not added back; every answer must be the one the whitespace-blind diff alone gives."""
+    from test_messy import commit, git
+
+    git(tmp_path, "init", "-q", "-b", "main")
+    base = "def f(a):\n    return a\n\n\ndef g(b):\n    return b\n"
+    shas = {
+        "first": commit(tmp_path, {"a.py": base.encode()}, "First", "2022-01-01T10:00:00Z"),
+        "reindent": commit(
+            tmp_path, {"a.py": base.replace("    ", "\t").replace("\n\n\n", "\n\n\n\n").encode()}, "Tabs", "2022-01-02T10:00:00Z"
+        ),
+        "code": commit(tmp_path, {"a.py": base.replace("return a", "return a + 1").encode()}, "Code", "2022-01-03T10:00:00Z"),
+        "moved": commit(
+            tmp_path,
+            {"a.py": "def g(b):\n    return b\n\n\ndef f(a):\n    return a + 1\n".encode()},
+            "Move",
+            "2022-01-04T10:00:00Z",
+        ),
+    }
+    expected = {"first": False, "reindent": True, "code": False, "moved": False}
+    for name, sha in shas.items():
+        assert Repo(tmp_path).is_cosmetic(sha) == Repo(tmp_path)._is_cosmetic(sha) == expected[name], name
+        repo = Repo(tmp_path)
+        repo.meta(sha)  # the record first, as blame reads it
+        assert repo.is_cosmetic(sha) == expected[name], name
