@@ -292,10 +292,11 @@ _GO_TOKEN = re.compile(
     re.S | re.X,
 )
 _RUST_TOKEN = re.compile(_RUST_LITERALS + r"|[A-Za-z_]\w*|\d[\w.]*|\S", re.S)
-# The same tokens in one scan, a comment matched whole and left out (it matches no group: an empty token). It gives what blanking
-# the comments first (``_c_comments``) and then scanning does: every quote and every '/' begins a token
-# here as it begins a match there (no word, number or other token holds one), and the strings are
-# matched alike, so both scans agree on where each string and each comment begins and ends.
+# The same tokens in one scan: a comment is matched whole and left out (it fills no group, so findall
+# gives it as an empty token). This gives what blanking the comments first (``_c_comments``) and then
+# scanning gives: every quote and every '/' begins a token here as it begins a match there (no word,
+# number or other token holds one), and strings are matched alike, so both scans agree on where each
+# string and each comment begins and ends.
 _C_ONE_PASS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|(" + _C_TOKEN.pattern + ")", re.S | re.X)
 _GO_ONE_PASS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|(" + _GO_TOKEN.pattern + ")", re.S | re.X)
 _QUOTES = "\"'`"
