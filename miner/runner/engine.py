@@ -19,6 +19,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
@@ -87,8 +88,9 @@ def start_workers(pool: Executor, jobs: int) -> None:
     """Have a local pool start its workers now (each imports miner, about half a second), so that they
     are ready when the first tasks come: a build starts them before it walks the history."""
     if isinstance(pool, ProcessPoolExecutor):
-        for _ in range(jobs):
-            pool.submit(_ready)
+        with _losing_workers(pool):  # a worker killed while the next one starts
+            for _ in range(jobs):
+                pool.submit(_ready)
 
 
 def _ready() -> None:
@@ -361,13 +363,22 @@ def in_order(pool: Executor, fn: Callable[..., T], calls: Iterable[tuple[Any, ..
     over: the parent never holds more than a few finished results (fixtures carry whole files).
     """
     pending: deque[Future[T]] = deque()
-    try:
+    with _losing_workers(pool):
         for args in calls:
             pending.append(pool.submit(fn, *args))
             if len(pending) >= ahead:
                 yield _result(pending.popleft(), pool)
         while pending:
             yield _result(pending.popleft(), pool)
+
+
+@contextmanager
+def _losing_workers(pool: Executor) -> Iterator[None]:
+    """What a local pool that lost a worker raises, while tasks are given to it or awaited, said in one
+    line (``WorkerLostError``): a broken pool, or a failed start of the next worker (ValueError,
+    OSError "handle is closed") once one has died. Anything else goes on as it was."""
+    try:
+        yield
     except (BrokenExecutor, ValueError, OSError) as exc:
         if isinstance(exc, BrokenExecutor) or _lost_a_worker(pool):
             raise WorkerLostError(
@@ -404,14 +415,15 @@ class Lookahead(Generic[K, T]):
     def get(self, key: K) -> T:
         """The answer for ``key`` (planned or not)."""
         where = next((n for n in self._at.get(key, []) if n >= self._cursor), None)
-        if where is not None:
-            self._cursor = where + 1
-            for k in self._keys[where : where + 1 + self.ahead]:
-                if k not in self._futures and (k == key or k not in self._asked):
-                    self._futures[k] = self.pool.submit(self.fn, *self.args(k))
-        future = self._futures.pop(key, None) or self.pool.submit(self.fn, *self.args(key))
-        self._asked.add(key)
-        return _result(future, self.pool)
+        with _losing_workers(self.pool):
+            if where is not None:
+                self._cursor = where + 1
+                for k in self._keys[where : where + 1 + self.ahead]:
+                    if k not in self._futures and (k == key or k not in self._asked):
+                        self._futures[k] = self.pool.submit(self.fn, *self.args(k))
+            future = self._futures.pop(key, None) or self.pool.submit(self.fn, *self.args(key))
+            self._asked.add(key)
+            return _result(future, self.pool)
 
     def close(self) -> None:
         """Cancel what ran ahead and was never asked for."""
@@ -434,6 +446,8 @@ def _result(future: Future[T], pool: Executor) -> T:
 def _lost_a_worker(pool: Executor) -> bool:
     """Whether a process of a local pool has died: a worker killed while the pool starts another
     makes the start fail (ValueError, OSError) before the pool itself notices it is broken."""
+    if getattr(pool, "_broken", False):  # ProcessPoolExecutor says so once it has noticed
+        return True
     processes = getattr(pool, "_processes", None) or {}  # ProcessPoolExecutor's own record of its workers
     return any(p.exitcode not in (None, 0) for p in list(processes.values()))
 

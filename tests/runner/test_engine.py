@@ -197,3 +197,31 @@ def test_the_pools_bookkeeping_thread_prints_no_traceback_but_other_threads_do(
         thread.join()
     err = capsys.readouterr().err
     assert err.count("Exception in thread") == 1 and "Traceback" in err
+
+
+def test_a_worker_lost_while_the_next_one_starts_is_said_in_one_line() -> None:
+    """A worker killed while the pool starts the next one makes that start fail (OSError "handle is
+    closed") before any task is out: the build says a worker was lost, as it does for a task, instead of
+    a traceback; the same error from a pool that lost nothing is not turned into that."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from miner.core.errors import WorkerLostError
+    from miner.runner.engine import start_workers
+
+    class Failing(ProcessPoolExecutor):
+        broken_by_then = True
+
+        def submit(self, *args: object, **kwargs: object) -> "Future[object]":  # type: ignore[override]
+            if self.broken_by_then:
+                self._broken = "A process in the process pool was terminated abruptly"  # type: ignore[assignment]
+            raise OSError("handle is closed")
+
+    lost = Failing(max_workers=1)
+    with pytest.raises(WorkerLostError, match="run the same command again to resume"):
+        start_workers(lost, 2)
+    healthy = Failing(max_workers=1)
+    healthy.broken_by_then = False
+    with pytest.raises(OSError, match="handle is closed"):
+        start_workers(healthy, 2)
+    for pool in (lost, healthy):
+        pool.shutdown()
