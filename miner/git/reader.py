@@ -476,16 +476,17 @@ class Repo:
         diff.find_similar()
         files: list[FileStat] = []
         gone: dict[str, list[str]] | None = {} if commit.parents and sha not in self._removed else None
+        weigh = bool(commit.parents) and sha not in self._cosmetic
         balanced = True  # every file's lines, whitespace and blank lines left out, removed as often as added
         for patch in diff:
             if patch is None:
                 continue
             delta = patch.delta
-            if commit.parents and not delta.is_binary:
+            if (gone is not None or weigh) and not delta.is_binary:
                 minus, plus = _changed_in(patch)
                 if gone is not None:
                     gone.setdefault(delta.new_file.path, []).extend(minus)
-                if balanced and Counter(filter(None, map(squeeze, minus))) != Counter(filter(None, map(squeeze, plus))):
+                if weigh and balanced and Counter(filter(None, map(squeeze, minus))) != Counter(filter(None, map(squeeze, plus))):
                     balanced = False
             _, added, removed = patch.line_stats
             binary = bool(delta.is_binary)
