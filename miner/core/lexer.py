@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
@@ -55,6 +58,25 @@ def _is_blank_kind(token: object) -> bool:
 
 def _is_space(token: object, value: str) -> bool:
     return _is_blank_kind(token) and not value.strip()
+
+
+_LEXED: OrderedDict[tuple[str, str], tuple[tuple[Any, str], ...]] = OrderedDict()
+_LEXED_KEEP = 8  # a fix's file is lexed by vet, then by the blame stage: the same few texts in a row
+
+
+def _pygments_tokens(lexer: Lexer, text: str) -> tuple[tuple[Any, str], ...]:
+    """Every (token type, text) pygments gives for ``text``, kept for the last few texts: pygments is
+    the slow lexer, and one version of a file is asked of by several stages in turn."""
+    key = (type(lexer).__name__, text)
+    found = _LEXED.get(key)
+    if found is None:
+        found = tuple(lexer.get_tokens(text))
+        _LEXED[key] = found
+        if len(_LEXED) > _LEXED_KEEP:
+            _LEXED.popitem(last=False)
+    else:
+        _LEXED.move_to_end(key)
+    return found
 
 
 C_FAMILY = (
@@ -218,7 +240,11 @@ def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
         return {n for n, line in enumerate(lines, 1) if line.strip() and not line.lstrip().startswith("#")}
     code: set[int] = set()
     line = 1
-    for token, value in lexer.get_tokens(text):
+    # Lexing stops past ``upto`` unless another stage lexed the whole text already.
+    tokens: Iterable[tuple[Any, str]] = (
+        _pygments_tokens(lexer, text) if upto is None or (type(lexer).__name__, text) in _LEXED else lexer.get_tokens(text)
+    )
+    for token, value in tokens:
         if not _is_comment(token) and not _is_space(token, value):
             first = line
             for n, part in enumerate(value.split("\n")):
@@ -241,7 +267,7 @@ def comment_spans(path: str, text: str) -> list[CommentSpan]:
         return []
     spans: list[CommentSpan] = []
     line, col = 1, 0
-    for index, (token, value) in enumerate(lexer.get_tokens(text)):
+    for index, (token, value) in enumerate(_pygments_tokens(lexer, text)):
         parts = value.split("\n")
         if token in Comment and token not in Comment.Preproc and token not in Comment.PreprocFile:
             for n, part in enumerate(parts):
@@ -354,7 +380,7 @@ def code_tokens(path: str, text: str) -> list[str] | None:
         return None
     tokens: list[str] = []
     string = ""  # pygments gives a literal in pieces (quotes, body, escapes): joined into one
-    for token, value in lexer.get_tokens(text):
+    for token, value in _pygments_tokens(lexer, text):
         if token in String and not _is_comment(token):
             string += value
             continue

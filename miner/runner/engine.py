@@ -202,7 +202,7 @@ class _QuietSpawn(type(multiprocessing.get_context("spawn"))):  # type: ignore[m
 # -- tasks: module-level functions of plain data, so any engine can run them ----------------
 
 
-_OPEN: dict[RepoRef, Repo] = {}
+_OPEN: dict[tuple[str, tuple[str, ...], str | None], Repo] = {}
 _ANCHORED: dict[RepoRef, Anchored] = {}
 
 
@@ -216,12 +216,14 @@ class RepoRef:
     anchors: str | None = None  # blame anchors (see miner.stages.anchors), a directory on the same machine
 
     def open(self) -> Repo:
-        """The repository, opened once per worker process and reused by its later tasks (its
-        lookup caches stay warm, and a worker holds one copy of them, not one per task)."""
-        repo = _OPEN.get(self)
+        """The repository, opened once per worker process and reused by its later tasks, with or
+        without anchors (its lookup caches stay warm: the commits labelling read are those the
+        fixtures are made of next, and a worker holds one copy of them, not one per task)."""
+        key = (self.path, self.exclude, self.overlay)
+        repo = _OPEN.get(key)
         if repo is None:
             _OPEN.clear()
-            repo = _OPEN[self] = Repo(self.path, self.exclude, self.overlay)
+            repo = _OPEN[key] = Repo(self.path, self.exclude, self.overlay)
         return repo
 
     @staticmethod

@@ -146,7 +146,7 @@ def _file(where: Path, path: str) -> Path:
 
 
 MAINLINE = "mainline"  # the head's first-parent chain, newest first, beside the anchors
-_WALK_TO_MAINLINE = 64  # first parents followed from a commit off the chain before asking libgit2
+_WALK_TO_MAINLINE = 256  # commits off the chain walked to reach it before asking libgit2
 
 
 def save_mainline(where: Path, repo: Repo, head: str) -> None:
@@ -179,6 +179,7 @@ class Anchored:
         self.where = Path(where)
         self._loaded: OrderedDict[str, list[Anchor]] = OrderedDict()
         self._mainline: dict[str, int] | None = None
+        self._reach: dict[str, int | None] = {}
         self.blob = repo.blob
         self.is_cosmetic = repo.is_cosmetic
         self.is_ancestor = repo.is_ancestor
@@ -206,24 +207,50 @@ class Anchored:
         return self._mainline
 
     def _is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        """``Repo.is_ancestor``, answered from the first-parent chain when both commits reach it
-        (libgit2 takes milliseconds a question: blame asks it for every fix). ``descendant`` off the
-        chain follows its first parents to it; an answer the chain cannot give goes to libgit2."""
+        """``Repo.is_ancestor``, answered from the first-parent chain when ``ancestor`` is on it
+        (libgit2 takes milliseconds a question: blame asks it for every fix): a commit of the chain
+        is below ``descendant`` when it is no newer than the newest commit of the chain below
+        ``descendant``. Any other question goes to libgit2."""
         depth = self._depth()
         if ancestor in depth:
-            at = descendant
-            for _ in range(_WALK_TO_MAINLINE):
-                if at in depth:
-                    if depth[ancestor] >= depth[at]:
-                        return True
-                    if at == descendant:
-                        return False  # newer on the chain than the descendant: not below it
-                    break
-                parent = self.repo.first_parent(at)
-                if parent is None:
-                    break
-                at = parent
+            reach = self._newest_on_chain(descendant)
+            if reach is not None:
+                return depth[ancestor] >= reach
         return self.repo.is_ancestor(ancestor, descendant)
+
+    def _newest_on_chain(self, sha: str) -> int | None:
+        """How far from the head the newest commit of the chain is that ``sha`` is or descends from
+        (the number of commits in the chain when none is). Every parent is followed until it meets
+        the chain, since a commit off it may have merged the chain since it forked; None when more
+        than ``_WALK_TO_MAINLINE`` commits off the chain would have to be walked."""
+        depth = self._depth()
+        if sha in depth:
+            return depth[sha]
+        if sha in self._reach:
+            return self._reach[sha]
+        newest = len(depth)
+        seen = {sha}
+        todo = [sha]
+        while todo:
+            for parent in self.repo.parents(todo.pop()):
+                if parent in depth:
+                    newest = min(newest, depth[parent])
+                elif parent in self._reach:
+                    known = self._reach[parent]
+                    if known is None:
+                        todo, newest = [], -1
+                        break
+                    newest = min(newest, known)
+                elif parent not in seen:
+                    seen.add(parent)
+                    todo.append(parent)
+            if len(seen) > _WALK_TO_MAINLINE:
+                newest = -1
+                break
+        if len(self._reach) >= 100_000:
+            self._reach.clear()
+        found = self._reach[sha] = None if newest < 0 else newest
+        return found
 
     def _nearest(self, rev: str, path: str, ignore: tuple[str, ...] = ()) -> Anchor | None:
         """The newest anchor that is ``rev`` or an ancestor of it, trying a few from the newest

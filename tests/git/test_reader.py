@@ -3,6 +3,7 @@ failed git command means."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,41 @@ def test_a_walk_split_between_git_processes_gives_the_same_records_in_the_same_o
     assert list(repo.commits("HEAD", split=3)) == whole
     middle = [made[len(made) // 2]]
     assert list(repo.commits("HEAD", exclude=middle, split=3)) == list(repo.commits("HEAD", exclude=middle))
+
+
+def test_a_split_walk_hands_out_stretches_and_says_a_failed_one_after_the_records_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk is cut in more stretches than git processes (the cost of a history is uneven); the
+    records come in rev-list's order, and a stretch git fails on is raised once those before it are read."""
+    from test_messy import seeded_history
+
+    from miner.git import reader
+
+    path = tmp_path / "r"
+    path.mkdir()
+    seeded_history(path, 3)
+    repo = Repo(path)
+    monkeypatch.setattr(reader, "_SPLIT_WALK_LEAST", 1)
+    whole = list(repo.commits("HEAD"))
+    started: list[int] = []
+    stream = Repo._stream
+
+    def failing_third(self: Repo, *args: str, stdin: bytes | None = None) -> Iterator[bytes]:
+        started.append(len(started))
+        if stdin is not None and stdin.split(b"\n", 1)[0].decode() == third:
+            raise MinerError("git log failed: stretch three")
+        yield from stream(self, *args, stdin=stdin)
+
+    size = -(-len(whole) // (2 * reader._STRETCHES_PER_PROCESS))
+    third = repo.run("rev-list", "--no-merges", "HEAD").decode().split()[2 * size]
+    monkeypatch.setattr(Repo, "_stream", failing_third)
+    got: list[str] = []
+    with pytest.raises(MinerError, match="stretch three"):
+        for meta in repo.commits("HEAD", split=2):
+            got.append(meta.sha)
+    assert got == [m.sha for m in whole[: 2 * size]]
+    assert len(started) > 2  # more stretches than processes
 
 
 def test_blame_back_to_the_revision_itself_stops_every_line_there_as_at_an_older_base(samples: dict) -> None:

@@ -199,11 +199,15 @@ def test_an_anchor_at_a_commit_the_history_lacks_is_passed_over(branchy: Path, t
     assert Anchored(repo, str(tmp_path / "a")).blame(head, "main.py", lines) == repo.blame(head, "main.py", lines)
 
 
-def test_ancestry_read_off_the_first_parent_chain_is_libgit2s(tmp_path: Path) -> None:
+@pytest.mark.parametrize("walk", [1, 256])
+def test_ancestry_read_off_the_first_parent_chain_is_libgit2s(tmp_path: Path, walk: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Anchored answers whether a commit is below another from the head's first-parent chain where
     it can: the same answer as libgit2 for every pair of commits of a seeded history of branches,
-    merges and dates that go backwards (the chain is asked about first-parent commits; every other
-    commit walks to it, or is asked of libgit2)."""
+    merges and dates that go backwards (the chain is asked about its own commits; a commit off it
+    walks all its parents to the chain, or, past ``walk`` commits, libgit2 is asked)."""
+    monkeypatch.setattr(anchors, "_WALK_TO_MAINLINE", walk)
+    asked: list[int] = []
+    monkeypatch.setattr(Repo, "is_ancestor", lambda self, a, b, _real=Repo.is_ancestor: asked.append(1) or _real(self, a, b))
     repo = tmp_path / "repo"
     repo.mkdir()
     made = seeded_history(repo, 5)
@@ -217,3 +221,9 @@ def test_ancestry_read_off_the_first_parent_chain_is_libgit2s(tmp_path: Path) ->
     for a in every:
         for b in every:
             assert anchored._is_ancestor(a, b) == r.is_ancestor(a, b), (a, b)
+    # Each pair asks libgit2 once for the expected answer; the chain answered some of the rest itself,
+    # all it could when the walk is long enough.
+    pairs = len(every) ** 2
+    assert pairs < len(asked) < 2 * pairs
+    if walk > len(every):
+        assert len(asked) == pairs + sum(1 for a in every if a not in chain) * len(every)
