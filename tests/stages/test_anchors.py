@@ -206,8 +206,14 @@ def test_ancestry_read_off_the_first_parent_chain_is_libgit2s(tmp_path: Path, wa
     merges and dates that go backwards (the chain is asked about its own commits; a commit off it
     walks all its parents to the chain, or, past ``walk`` commits, libgit2 is asked)."""
     monkeypatch.setattr(anchors, "_WALK_TO_MAINLINE", walk)
-    asked: list[int] = []
-    monkeypatch.setattr(Repo, "is_ancestor", lambda self, a, b, _real=Repo.is_ancestor: asked.append(1) or _real(self, a, b))
+    asked: list[tuple[str, str]] = []
+    real = Repo.is_ancestor
+
+    def counted(self: Repo, a: str, b: str) -> bool:
+        asked.append((a, b))
+        return real(self, a, b)
+
+    monkeypatch.setattr(Repo, "is_ancestor", counted)
     repo = tmp_path / "repo"
     repo.mkdir()
     made = seeded_history(repo, 5)
