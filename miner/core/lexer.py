@@ -62,15 +62,18 @@ def _is_space(token: object, value: str) -> bool:
 
 _LEXED: OrderedDict[tuple[str, str], tuple[tuple[Any, str], ...]] = OrderedDict()
 _LEXED_KEEP = 8  # a fix's file is lexed by vet, then by the blame stage: the same few texts in a row
+_LEXED_MOST_CHARS = 1 << 20  # a larger text is lexed each time it is asked: its tokens are not held
 
 
 def _pygments_tokens(lexer: Lexer, text: str) -> tuple[tuple[Any, str], ...]:
     """Every (token type, text) pygments gives for ``text``, kept for the last few texts: pygments is
-    the slow lexer, and one version of a file is asked of by several stages in turn."""
+    the slow lexer, and several stages in turn ask about one version of a file."""
     key = (type(lexer).__name__, text)
     found = _LEXED.get(key)
     if found is None:
         found = tuple(lexer.get_tokens(text))
+        if len(text) > _LEXED_MOST_CHARS:
+            return found
         _LEXED[key] = found
         if len(_LEXED) > _LEXED_KEEP:
             _LEXED.popitem(last=False)

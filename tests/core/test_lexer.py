@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from miner.core.lexer import code_lines, code_tokens, comment_spans
 
 C = """#include <stdio.h>
@@ -136,3 +138,25 @@ def test_c_family_tokens_in_one_scan_are_those_of_blanking_comments_first() -> N
         text = "".join(draw.choice(pieces) for _ in range(draw.randint(0, 30)))
         for path in ("a.c", "a.go", "a.ts"):
             assert code_tokens(path, text) == two_scans(path, text), (path, text)
+
+
+def test_a_text_pygments_lexed_once_answers_every_later_question_as_a_fresh_lexing_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Stages ask about the same version of a file in turn; the tokens kept from the first answer give
+    the same lines, comments and tokens as lexing again, the first lines too, and a text too large to
+    keep is lexed each time."""
+    from miner.core import lexer
+
+    script = "\n".join(f'# note {n}\nvalue_{n}="$((n + {n}))"  # why {n}\n\necho $value_{n}' for n in range(40)) + "\n"
+    lexer._LEXED.clear()
+    fresh = (code_lines("run.sh", script), code_lines("run.sh", script, 9), comment_spans("run.sh", script))
+    lexer._LEXED.clear()
+    tokens = code_tokens("run.sh", script)
+    assert tokens is not None and len(lexer._LEXED) == 1
+    assert (code_lines("run.sh", script), code_lines("run.sh", script, 9), comment_spans("run.sh", script)) == fresh
+    assert code_lines("run.sh", script, 9) <= set(range(1, 11)) and len(code_lines("run.sh", script, 9)) < len(fresh[0])
+    assert code_tokens("run.sh", script) == tokens and any(t.startswith("S") for t in tokens)
+    monkeypatch.setattr(lexer, "_LEXED_MOST_CHARS", 10)
+    lexer._LEXED.clear()
+    assert code_tokens("run.sh", script) == tokens and not lexer._LEXED
