@@ -33,6 +33,7 @@ from miner.stages.vet import vet_fix, vet_fixes
 from miner.stages.walk import find_fixes
 
 MIN_IN_SCOPE = 20
+NOT_CODE = "fix_only_"  # the vet stage's reasons for a fix that changes no source file
 
 
 class TooFewTrailersError(MinerError):
@@ -78,6 +79,10 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
 @dataclass(frozen=True)
 class Score:
     """Labels of some tiers against the truth."""
@@ -109,19 +114,16 @@ class Score:
         return 2 * p * r / (p + r) if p + r else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        def rnd(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
         return {
             "tiers": list(self.tiers),
             "pairs": self.pairs,
             "labels": self.labels,
             "correct": self.correct,
             "labelled_fixes": self.labelled_fixes,
-            "precision": rnd(self.precision),
-            "recall": rnd(self.recall),
-            "yield": rnd(self.yield_),
-            "f1": rnd(self.f1),
+            "precision": _round(self.precision),
+            "recall": _round(self.recall),
+            "yield": _round(self.yield_),
+            "f1": _round(self.f1),
         }
 
 
@@ -179,19 +181,12 @@ class Ceiling:
         return None if recall is None else 2 * recall / (1 + recall)
 
     def to_json(self) -> dict[str, Any]:
-        def share(n: int) -> float | None:
-            x = _ratio(n, self.fixes)
-            return None if x is None else round(x, 4)
-
-        def rnd(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
         return {
-            "in_reach": share(self.in_reach),
-            "answered_right": share(self.answered_right),
+            "in_reach": _round(_ratio(self.in_reach, self.fixes)),
+            "answered_right": _round(_ratio(self.answered_right, self.fixes)),
             "precision_bar": PRECISION_BAR,
-            "yield_at_bar": rnd(self.yield_at(PRECISION_BAR)),
-            "f1_gated": rnd(self.f1_gated),
+            "yield_at_bar": _round(self.yield_at(PRECISION_BAR)),
+            "f1_gated": _round(self.f1_gated),
         }
 
 
@@ -261,6 +256,18 @@ class Calibration:
     def default(self) -> Score:
         return self.upto(self.min_tier)
 
+    @property
+    def code_fixes(self) -> int:
+        """The in-scope fixes that change a source file: the vet stage refuses the others on their
+        paths alone (``fix_only_tests``, ``fix_only_docs``, ...), as the rubric refuses a fix of tests,
+        docs, CI or packaging as no bug fix, so no labeller should label them."""
+        return len(self.truths) - sum(n for reason, n in self.dropped.items() if reason.startswith(NOT_CODE))
+
+    @property
+    def default_code_yield(self) -> float | None:
+        """The default output's yield over ``code_fixes`` rather than over every in-scope fix."""
+        return _ratio(self.default.labelled_fixes, self.code_fixes)
+
     def best(self) -> Score:
         """The cumulative tier set (strongest first) with the highest F1."""
         return max((self.upto(t) for t in TIERS), key=lambda s: (s.f1 or 0.0, -len(s.tiers)))
@@ -277,9 +284,10 @@ class Calibration:
                 "trailer_fixes": self.trailer_fixes,
                 "fixes": len(self.truths),
                 "pairs": sum(len(t.named) for t in self.truths.values()),
+                "code_fixes": self.code_fixes,
                 "out_of_scope": dict(sorted(self.out_of_scope.items())),
             },
-            "default": self.default.to_json(),
+            "default": {**self.default.to_json(), "yield_over_code_fixes": _round(self.default_code_yield)},
             "tiers": {t: self.tier(t).to_json() for t in TIERS},
             "cumulative": {t: self.upto(t).to_json() for t in TIERS},
             "best": self.best().to_json(),
@@ -463,6 +471,10 @@ def table(cal: Calibration) -> str:
     for t in TIERS[1:]:
         lines.append(row(f"tiers up to {t}", cal.upto(t)))
     lines.append(row(f"default (up to {cal.min_tier})", cal.default))
+    lines.append(
+        f"  default yield over the in-scope fixes that change a source file, not only tests, docs or config "
+        f"({cal.code_fixes}): {_fmt(cal.default_code_yield)}"
+    )
     best = cal.best()
     lines.append(row(f"best F1 (up to {best.tiers[-1]})", best))
     base = cal.baseline_score()

@@ -196,3 +196,47 @@ def test_pydriller_baseline_is_scored_beside_the_labels(trailers: tuple[Path, di
     assert calibrate(Repo(repo), "trailers", load_config(), CalibrateOptions(min_fixes=4)).to_json()["baseline"] is None
     after = sorted((p.relative_to(repo), p.stat().st_mtime_ns) for p in (repo / ".git").rglob("*") if p.is_file())
     assert after == before
+
+
+CODE_SPEC = """
+author: Ann <ann@example.com>
+commits:
+  - id: root
+    date: 2024-01-02T10:00:00Z
+    message: Import
+    changes:
+      - {write: app.py, content: "def head(xs):\\n    return xs[0]\\n"}
+      - {write: tests/test_app.py, content: "from app import head\\n"}
+  - id: c_parse
+    message: Add parse
+    changes:
+      - {edit: app.py, append: "\\n\\ndef parse(text):\\n    return int(text)\\n"}
+      - {edit: tests/test_app.py, append: "\\n\\ndef test_parse():\\n    assert parse('1') == 2\\n"}
+  - id: fix_code
+    message: "parse: accept blanks\\n\\nFixes: {short:c_parse}\\n"
+    changes:
+      - {edit: app.py, replace: "    return int(text)", with: "    return int(text.strip())"}
+  - id: fix_test
+    message: "parse: expect the right number\\n\\nFixes: {short:c_parse}\\n"
+    changes:
+      - {edit: tests/test_app.py, replace: "== 2", with: "== 1"}
+"""
+
+
+def test_yield_is_also_given_over_the_fixes_that_change_code(tmp_path: Path, _isolated_git: None) -> None:
+    """A trailer fix that changes only tests is in scope, but the vet stage refuses it on its paths (the
+    rubric counts no test-only fix as a bug fix): the default output's yield is also given over the
+    in-scope fixes that change a source file."""
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "spec.yaml").write_text(CODE_SPEC)
+    shas = build_repo(spec, tmp_path / "repo")
+    cal = calibrate(Repo(tmp_path / "repo"), "code", load_config(), CalibrateOptions(min_fixes=2))
+    assert set(cal.truths) == {shas["fix_code"], shas["fix_test"]}
+    assert cal.dropped["fix_only_tests"] == 1
+    report = cal.to_json()
+    assert report["in_scope"]["fixes"] == 2 and report["in_scope"]["code_fixes"] == 1
+    assert (report["default"]["yield"], report["default"]["yield_over_code_fixes"]) == (0.5, 1.0)
+    assert "default yield over the in-scope fixes that change a source file, not only tests, docs or config (1): 1.000" in table(
+        cal
+    )

@@ -46,7 +46,7 @@ def test_the_page_is_self_contained_and_its_tables_match(samples: dict, tmp_path
                 "repository": "pyledger",
                 "in_scope": {"fixes": 7},
                 "baseline": None,
-                "default": {"labels": 6, "precision": 0.8333, "recall": 0.7143, "yield": 0.857},
+                "default": {"labels": 6, "precision": 0.8333, "recall": 0.7143, "yield": 0.857, "yield_over_code_fixes": 0.9123},
             }
         )
     )
@@ -55,7 +55,7 @@ def test_the_page_is_self_contained_and_its_tables_match(samples: dict, tmp_path
     assert not re.search(r"\b(src|href)=\"(https?:)?//", page) and "<script" not in page
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
     assert len(images) == 3 and all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
-    assert "nobody" in page and "model-a" in page and "0.8333" in page
+    assert "nobody" in page and "model-a" in page and "0.8333" in page and "0.9123" in page
     fixtures = miner.open_output(out)
     rows = list(csv.DictReader(open(tmp_path / "report" / "fixtures.csv")))
     assert len(rows) == len(fixtures) and {r["kind"] for r in rows} == {"bug", "clean"}
