@@ -88,6 +88,12 @@ def victim(fix: FixCommit, intro: str, text: FixText, config: Config, history: H
     if not gone:
         return ()
     parent = fix.meta.parents[0]
+    # A name the fix's own files use, at its parent, more often than the fix removed it is still used
+    # elsewhere: no tree need be searched for it. Most names are (and the words of a comment block the
+    # fix removed, which are many and common, and slow to count in a whole tree).
+    gone = _still_used(gone, removed, parent, text, history)
+    if not gone:
+        return ()
     # The fix's parent first: most names are still used elsewhere there, and then the tree of
     # ``intro`` need not be searched at all (each search reads a whole tree).
     at_parent = history.occurrences((parent,), gone)[parent]
@@ -96,6 +102,21 @@ def victim(fix: FixCommit, intro: str, text: FixText, config: Config, history: H
         return ()
     at_intro = history.occurrences((intro,), stale)[intro]
     return tuple(sorted(w for w in stale if removed[w] < at_intro[w]))
+
+
+def _still_used(names: set[str], removed: Counter[str], parent: str, text: FixText, history: History) -> set[str]:
+    """``names`` less those the fix's files at ``parent`` hold more often than the fix removed them.
+    The count is a lower bound of what ``History.occurrences`` counts in the tree (``git grep -I -o -w``:
+    a name as a whole word, anywhere in a text file), so it never keeps a name the search would drop."""
+    seen: Counter[bytes] = Counter()
+    for path, _ in text.added_at:
+        data = history.blob(parent, path)
+        if data is not None and b"\0" not in data[:8000]:  # git grep -I passes over binary files as git tells them
+            seen.update(_GREP_WORD.findall(data))
+    return {name for name in names if seen[name.encode()] <= removed[name]}
+
+
+_GREP_WORD = re.compile(rb"[A-Za-z0-9_]+")  # what git grep -w takes for a word's edges: letters, digits, _
 
 
 def _words(line: str, keywords: Iterable[str]) -> list[str]:

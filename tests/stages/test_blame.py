@@ -378,3 +378,44 @@ def test_a_name_the_repository_dropped_after_the_change_marks_a_victim_line() ->
     still = Counts({A: Counter(count_of=3), FIX[:-1] + "0": Counter(count_of=2)})  # still used elsewhere
     (label,) = decide(f, traced((A, 1)), METAS.get, CONFIG, still, text)
     assert label.tier == "blame"
+
+
+class CountsAndFiles(Counts):
+    """A history that says how often names occur in whole trees, holds the fix's file at its parent,
+    and records each tree search."""
+
+    def __init__(self, counts: dict[str, Counter[str]], files: dict[tuple[str, str], bytes]) -> None:
+        super().__init__(counts)
+        self.files = files
+        self.searched: list[tuple[str, ...]] = []
+
+    def blob(self, sha: str, path: str) -> bytes | None:
+        return self.files.get((sha, path))
+
+    def occurrences(self, revs: Iterable[str], words: Iterable[str]) -> dict[str, Counter[str]]:
+        self.searched.append(tuple(sorted(words)))
+        return super().occurrences(revs, words)
+
+
+def test_a_name_the_fixs_own_file_still_uses_needs_no_tree_search() -> None:
+    parent = FIX[:-1] + "0"
+    f = FixCommit(meta=meta(FIX, parents=(parent,), message="Fix crash in the report"), link="keyword")
+    text = FixText(
+        removed=("n = stock.count_of(item)  # the count", "total = count_of(item)"),
+        added=("n = stock.quantity_of(item)",),
+        added_at=(("x.py", ("n = stock.quantity_of(item)",)),),
+    )
+    # count_of: removed twice, and the file at the parent holds it three times (a third use stays):
+    # still used, whatever the tree says; `total` is removed once and the file holds it once, so the
+    # tree is searched for it, and only for it.
+    source = b"n = stock.count_of(item)  # the count\ntotal = count_of(item)\nprint(count_of)\n"
+    history = CountsAndFiles({A: Counter(count_of=5, total=4), parent: Counter(count_of=3, total=1)}, {(parent, "x.py"): source})
+    (label,) = decide(f, traced((A, 1)), METAS.get, CONFIG, history, text)
+    assert history.searched[0] == ("total",)
+    assert (label.tier, label.defects[0].evidence.reasons[-1]) == ("weak", "victim")  # `total`, gone since A
+    # A binary file's bytes are not counted (git grep -I passes over it): the tree is searched for both.
+    binary = CountsAndFiles(
+        {A: Counter(count_of=5, total=4), parent: Counter(count_of=3, total=1)}, {(parent, "x.py"): b"\0" + source}
+    )
+    decide(f, traced((A, 1)), METAS.get, CONFIG, binary, text)
+    assert binary.searched[0] == ("count_of", "total")
