@@ -405,9 +405,9 @@ def test_a_name_the_fixs_own_file_still_uses_needs_no_tree_search() -> None:
         added=("n = stock.quantity_of(item)",),
         added_at=(("x.py", ("n = stock.quantity_of(item)",)),),
     )
-    # count_of: removed twice, and the file at the parent holds it three times (a third use stays):
-    # still used, whatever the tree says; `total` is removed once and the file holds it once, so the
-    # tree is searched for it, and only for it.
+    # count_of: removed twice, and the file at the parent holds it three times (a third use stays), so
+    # it is still used and no tree is searched for it; `total` is removed once and the file holds it
+    # once, so the tree is searched for it, and only for it.
     source = b"n = stock.count_of(item)  # the count\ntotal = count_of(item)\nprint(count_of)\n"
     history = CountsAndFiles({A: Counter(count_of=5, total=4), parent: Counter(count_of=3, total=1)}, {(parent, "x.py"): source})
     (label,) = decide(f, traced((A, 1)), METAS.get, CONFIG, history, text)
