@@ -29,11 +29,10 @@ from miner.core.records import CommitMeta, FileDiff, FixCommit, Label
 from miner.git import Repo
 from miner.stages.baseline import pydriller_szz
 from miner.stages.blame import label_fixes, tier_allowed
-from miner.stages.vet import vet_fix, vet_fixes
+from miner.stages.vet import NO_SOURCE, vet_fix, vet_fixes
 from miner.stages.walk import find_fixes
 
 MIN_IN_SCOPE = 20
-NOT_CODE = "fix_only_"  # the vet stage's reasons for a fix that changes no source file
 
 
 class TooFewTrailersError(MinerError):
@@ -261,7 +260,7 @@ class Calibration:
         """The in-scope fixes that change a source file: the vet stage refuses the others on their
         paths alone (``fix_only_tests``, ``fix_only_docs``, ...), as the rubric refuses a fix of tests,
         docs, CI or packaging as no bug fix, so no labeller should label them."""
-        return len(self.truths) - sum(n for reason, n in self.dropped.items() if reason.startswith(NOT_CODE))
+        return len(self.truths) - sum(n for reason, n in self.dropped.items() if reason.startswith(NO_SOURCE))
 
     @property
     def default_code_yield(self) -> float | None:

@@ -123,6 +123,11 @@ def vet_fixes(fixes: Iterable[FixCommit], config: Config, dropped: Counter[str])
 Sides = Callable[[FileDiff], tuple[bytes | None, bytes | None]]
 
 
+# The reasons a fix's diff is refused on its paths alone (no source file changed) begin so:
+# fix_only_tests, fix_only_docs, fix_only_non_source, ...
+NO_SOURCE = "fix_only_"
+
+
 def vet_diff(diffs: list[FileDiff], sides: Sides, config: Config) -> tuple[str | None, tuple[str, ...]]:
     """(why the fix's diff changes no behaviour, or None; signals). ``sides`` reads a file's two
     versions (before, after); it is asked only for source files whose lines could all be layout."""
@@ -144,7 +149,7 @@ def vet_diff(diffs: list[FileDiff], sides: Sides, config: Config) -> tuple[str |
         return "fix_with_dependency_change", ()
     if not source:
         others = sorted(k for k in kinds if kinds[k])
-        return (f"fix_only_{others[0]}" if len(others) == 1 else "fix_only_non_source"), ()
+        return (f"{NO_SOURCE}{others[0]}" if len(others) == 1 else f"{NO_SOURCE}non_source"), ()
     how = neutral(source, sides, config)
     return (f"fix_{how}_only", ()) if how else (None, signals)
 
