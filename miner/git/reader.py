@@ -116,6 +116,7 @@ class Repo:
         self._removed: dict[str, dict[str, tuple[str, ...]]] = {}
         self._removed_text: dict[str, frozenset[str]] = {}
         self._ancestry: dict[tuple[str, str], bool] = {}
+        self._read_ahead: dict[tuple[str, str, str], bytes | list[tuple[str, str | None, str | None]]] = {}
         self.promisor = self._promisor_remote()
         if overlay is None and self.promisor is not None:
             # A partial clone fetches what it lacks the moment a command needs it, into its object
@@ -844,9 +845,46 @@ class Repo:
     def parents(self, sha: str) -> list[str]:
         return [str(p) for p in self._commit(sha).parent_ids]
 
+    def read_ahead(self, heads: Iterable[str]) -> None:
+        """Read ``patch`` and ``changes`` of many commits against their first parents with two git
+        processes instead of two a commit (starting a git costs more than diffing a small change);
+        each is then answered once from memory. What the batch cannot read (a root commit, a commit
+        the repository lacks, a batch git that fails) is left to the calls one by one, which say what
+        is wrong."""
+        self._read_ahead.clear()
+        wanted: list[tuple[str, str]] = []
+        for head in sorted(set(heads)):
+            try:
+                base = self.first_parent(head)
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+            if base is not None:
+                wanted.append((base, head))
+        if not wanted:
+            return
+        stdin = "".join(f"{head} {base}\n" for base, head in wanted).encode()
+        common = ["diff-tree", "--stdin", "--always", "-M", "--no-ext-diff"]
+        try:
+            patches = self.run(*common, "-p", "-U3", "--no-textconv", "--full-index", *self._pathspec(), stdin=stdin)
+            changes = self.run(*common, "-r", "-z", *self._pathspec(), stdin=stdin)
+        except MinerError:
+            return
+        heads = [head for _, head in wanted]
+        try:
+            texts, entries = _patches_of(patches, heads), _changes_of(changes, heads)
+        except MinerError:
+            return
+        for (base, head), text, found in zip(wanted, texts, entries):
+            self._read_ahead[("patch", base, head)] = text
+            self._read_ahead[("changes", base, head)] = found
+
     def patch(self, base: str | None, head: str, paths: Sequence[str] = ()) -> bytes:
         """The unified diff of ``head`` against ``base`` (or the empty tree), as git prints it; of
         ``paths`` only, when given."""
+        if not paths and base is not None:
+            ahead = self._read_ahead.pop(("patch", base, head), None)
+            if isinstance(ahead, bytes):
+                return ahead
         args = ["diff-tree", "-p", "-M", "-U3", "--no-ext-diff", "--no-textconv", "--full-index", "--format="]
         if base is None:
             args += ["--root", head]
@@ -860,27 +898,13 @@ class Repo:
 
     def changes(self, base: str | None, head: str) -> list[tuple[str, str | None, str | None]]:
         """(status letter, old path, new path) for each file that differs."""
+        if base is not None:
+            ahead = self._read_ahead.pop(("changes", base, head), None)
+            if isinstance(ahead, list):
+                return ahead
         args = ["diff-tree", "-r", "-z", "-M", "--no-ext-diff", "--format="]
         args += (["--root", head] if base is None else [base, head]) + self._pathspec()
-        fields = self.run(*args).split(b"\x00")
-        out: list[tuple[str, str | None, str | None]] = []
-        i = 0
-        while i < len(fields) - 1:
-            meta = fields[i]
-            if not meta.startswith(b":"):
-                i += 1
-                continue
-            status = meta.split()[-1].decode()[0]
-            if status in "RC":
-                out.append(
-                    (status, fields[i + 1].decode("utf-8", "surrogateescape"), fields[i + 2].decode("utf-8", "surrogateescape"))
-                )
-                i += 3
-            else:
-                path = fields[i + 1].decode("utf-8", "surrogateescape")
-                out.append((status, None if status == "A" else path, None if status == "D" else path))
-                i += 2
-        return out
+        return _changes(self.run(*args).split(b"\x00"))
 
     # -- what audit and materialize read ----------------------------------------------
 
@@ -939,6 +963,70 @@ class Repo:
     def objects_of(self, rev: str) -> set[str]:
         """Every object reachable from ``rev``."""
         return {line.split(" ", 1)[0] for line in self.run("rev-list", "--objects", rev).decode().splitlines() if line}
+
+
+def _changes(fields: list[bytes]) -> list[tuple[str, str | None, str | None]]:
+    """``git diff-tree -r -z`` output, split at NULs, as (status letter, old path, new path)."""
+    return _entries(fields, 0, stop=False)[0]
+
+
+def _entries(fields: list[bytes], i: int, stop: bool) -> tuple[list[tuple[str, str | None, str | None]], int]:
+    """The entries from field ``i`` on, and where they end; with ``stop``, only up to the next field
+    that is no entry (``--stdin``'s next head)."""
+    out: list[tuple[str, str | None, str | None]] = []
+    while i < len(fields) - 1:
+        meta = fields[i]
+        if not meta.startswith(b":"):
+            if stop:
+                break
+            i += 1
+            continue
+        status = meta.split()[-1].decode()[0]
+        if status in "RC":
+            out.append(
+                (status, fields[i + 1].decode("utf-8", "surrogateescape"), fields[i + 2].decode("utf-8", "surrogateescape"))
+            )
+            i += 3
+        else:
+            path = fields[i + 1].decode("utf-8", "surrogateescape")
+            out.append((status, None if status == "A" else path, None if status == "D" else path))
+            i += 2
+    return out, i
+
+
+def _changes_of(out: bytes, heads: list[str]) -> list[list[tuple[str, str | None, str | None]]]:
+    """``git diff-tree --stdin --always -r -z`` output: each input line's head id, then its entries."""
+    fields = out.split(b"\x00")
+    found: list[list[tuple[str, str | None, str | None]]] = []
+    i = 0
+    for head in heads:
+        if i >= len(fields) or fields[i] != head.encode():
+            raise MinerError(f"git diff-tree --stdin printed no part for {head}")
+        entries, i = _entries(fields, i + 1, stop=True)
+        found.append(entries)
+    return found
+
+
+def _patches_of(out: bytes, heads: list[str]) -> list[bytes]:
+    """``git diff-tree --stdin --always -p`` output cut into what each input line gave: each part
+    begins with a line that is its head's id, as no line of a diff can be."""
+    parts: list[bytes] = []
+    at = 0
+    for i, head in enumerate(heads):
+        mark = head.encode() + b"\n"
+        if not out.startswith(mark, at):
+            raise MinerError(f"git diff-tree --stdin printed no part for {head}")
+        start = at + len(mark)
+        if i + 1 == len(heads):
+            parts.append(out[start:])
+            break
+        # The next part's id line, right after this part's last line (or this part's own id line).
+        at = out.find(b"\n" + heads[i + 1].encode() + b"\n", start - 1)
+        if at < 0:
+            raise MinerError(f"git diff-tree --stdin printed no part for {heads[i + 1]}")
+        at += 1
+        parts.append(out[start:at])
+    return parts
 
 
 def _pair(line: str) -> tuple[str, str]:

@@ -309,6 +309,7 @@ def clean_check_task(
 
 def fixture_task(ref: RepoRef, source: Source, jobs: tuple[FixtureJob, ...], config: Config) -> list[Fixture]:
     repo = ref.open()
+    repo.read_ahead(job.head for job in jobs)
     out: list[Fixture] = []
     for job in jobs:
         try:
@@ -329,7 +330,9 @@ def added_task(ref: RepoRef, shas: tuple[str, ...]) -> list[tuple[str, dict[str,
     """The lines each change added, by path (miner.stages.bug.added_in); None for a change whose diff
     names an object the repository lacks."""
     _delay()
-    added = added_in(ref.open())
+    repo = ref.open()
+    repo.read_ahead(shas)
+    added = added_in(repo)
     out: list[tuple[str, dict[str, set[int]] | None]] = []
     for sha in shas:
         try:

@@ -135,3 +135,36 @@ def test_a_commit_is_cosmetic_only_when_it_changes_whitespace_and_blank_lines_al
         repo = Repo(tmp_path)
         repo.meta(sha)  # the record first, as blame reads it
         assert repo.is_cosmetic(sha) == expected[name], name
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_diffs_read_ahead_in_one_batch_are_the_diffs_read_one_by_one(tmp_path: Path, seed: int) -> None:
+    """``read_ahead`` reads many commits' patches and changes with one git each; every answer it gives
+    is the bytes and entries a call of its own gives, renames, deletions and empty commits included."""
+    from test_messy import seeded_history
+
+    path = tmp_path / "r"
+    path.mkdir()
+    made = seeded_history(path, seed)
+    repo = Repo(path)
+    heads = [sha for sha in dict.fromkeys(made) if len(repo.parents(sha)) <= 1]
+    batched: list[tuple[bytes, list[tuple[str, str | None, str | None]]]] = []
+    for i in range(0, len(heads), 7):
+        repo.read_ahead(heads[i : i + 7])
+        assert len(repo._read_ahead) == 2 * sum(1 for h in heads[i : i + 7] if repo.parents(h)), "all but the root read ahead"
+        batched += [(repo.patch(repo.first_parent(h), h), repo.changes(repo.first_parent(h), h)) for h in heads[i : i + 7]]
+        assert not repo._read_ahead, "each answer is given once"
+    single = [(repo.patch(repo.first_parent(h), h), repo.changes(repo.first_parent(h), h)) for h in heads]
+    assert batched == single
+    assert any(not p for p, _ in single) and any(s == "R" for _, c in single for s, _, _ in c), "an empty commit and a rename"
+
+
+def test_a_batch_that_cannot_be_read_leaves_each_diff_to_its_own_call(samples: dict) -> None:
+    repo = Repo(samples["shelf"].path)
+    head = repo.resolve("HEAD")
+    repo.read_ahead([head, "0" * 40])  # a commit the repository lacks is left out, not a failure
+    assert set(repo._read_ahead) == {("patch", repo.first_parent(head), head), ("changes", repo.first_parent(head), head)}
+    parent = repo.first_parent(head)
+    assert parent is not None
+    repo._read_ahead[("patch", parent, head)] = b"stale"
+    assert repo.patch(parent, head, ["a.py"]) != b"stale", "a patch of some paths is never read ahead"
