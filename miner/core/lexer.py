@@ -157,16 +157,33 @@ def _masked(text: str, ranges: list[tuple[int, int]]) -> str:
 # and newlines: all a scan needs to find comments and docstrings. An unterminated string runs to
 # the end of its line (or, triple-quoted, of the file), as the tokenizer would have it. Everything
 # else on a line is one `other` run; a word right before a quote is left to `string` (its prefix).
+_PY_COMMENT = r"\#[^\n]*"
+_PY_STRING = r"""[rRbBuUfF]{0,2}(?:'''(?:\\.|.)*?(?:'''|\Z)|\"\"\"(?:\\.|.)*?(?:\"\"\"|\Z)
+        |'(?:\\.|[^'\\\n])*'?|"(?:\\.|[^"\\\n])*"?)"""
 _PY_TOKENS = re.compile(
-    r"""
-    (?P<comment>\#[^\n]*)
-  | (?P<string>[rRbBuUfF]{0,2}(?:'''(?:\\.|.)*?(?:'''|\Z)|\"\"\"(?:\\.|.)*?(?:\"\"\"|\Z)
-        |'(?:\\.|[^'\\\n])*'?|"(?:\\.|[^"\\\n])*"?))
-  | (?P<open>[(\[{]) | (?P<close>[)\]}]) | (?P<cont>\\\r?\n) | (?P<newline>\n)
-  | (?P<other>(?:[^\s\w\#'"()\[\]{}\\]|\w++(?!['"]))(?:[^\n\w\#'"()\[\]{}\\]|\w++(?!['"]))*|\\)
+    rf"""
+    (?P<comment>{_PY_COMMENT})
+  | (?P<string>{_PY_STRING})
+  | (?P<open>[(\[{{]) | (?P<close>[)\]}}]) | (?P<cont>\\\r?\n) | (?P<newline>\n)
+  | (?P<other>(?:[^\s\w\#'"()\[\]{{}}\\]|\w++(?!['"]))(?:[^\n\w\#'"()\[\]{{}}\\]|\w++(?!['"]))*|\\)
 """,
     re.S | re.X,
 )
+# Only the comments and strings of _PY_TOKENS: a search for them passes over the code between at
+# once, and meets each where the whole scan meets it (no other token holds a quote or a `#`).
+_PY_LITERALS = re.compile(f"{_PY_COMMENT}|{_PY_STRING}", re.S | re.X)
+
+
+def python_long_string_lines(text: str) -> set[int]:
+    """The lines (from 1) of a Python source that a string literal running over several lines
+    touches: there, a line read alone does not give the tokens it gives in the file."""
+    lines: set[int] = set()
+    for match in _PY_LITERALS.finditer(text):
+        breaks = match.group().count("\n")
+        if breaks:
+            first = text.count("\n", 0, match.start()) + 1
+            lines.update(range(first, first + breaks + 1))
+    return lines
 
 
 def _python_masks(text: str, upto: int | None = None) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

@@ -30,7 +30,7 @@ from functools import cache, lru_cache
 from miner.core.classify import glob_regex as path_kind_glob
 from miner.core.classify import has_fix_word, has_generated_marker, path_kind, reverted_shas, trailer_shas
 from miner.core.config import Config, VetConfig
-from miner.core.lexer import code_tokens
+from miner.core.lexer import code_tokens, python_long_string_lines
 from miner.core.records import FileDiff, FixCommit
 
 _CONVENTIONAL = re.compile(r"^\s*(?P<type>[A-Za-z][\w-]*)(?:\((?P<scope>[^)]*)\))?!?:\s")
@@ -159,6 +159,7 @@ def neutral(files: list[FileDiff], sides: Sides, config: Config) -> str | None:
     ``types``, ``messages``, ``layout`` or ``generated``; None when one of them may change it."""
     found: Counter[str] = Counter()
     for diff in files:
+        path = diff.new_path or ""
         if not _may_be_neutral(diff):
             return None
         before, after = sides(diff)
@@ -167,7 +168,7 @@ def neutral(files: list[FileDiff], sides: Sides, config: Config) -> str | None:
         if has_generated_marker(after, config.paths) or has_generated_marker(before, config.paths):
             found["generated"] += 1
             continue
-        how = _neutral_change(diff.new_path or "", before, after)
+        how = _neutral_change(path, before, after, diff)
         if how is None:
             return None
         found[how] += 1
@@ -184,10 +185,16 @@ def _may_be_neutral(diff: FileDiff) -> bool:
         return True
     if any(text.lstrip().startswith(_COMMENTISH) for _, text in (*diff.removed, *diff.added)):
         return True
+    return _same_words(path, diff) is not False
+
+
+def _same_words(path: str, diff: FileDiff) -> bool | None:
+    """Whether the removed and the added lines, lexed alone, hold the same code words (strings left
+    out), in any order; None when the language is not known."""
     old = code_tokens(path, "\n".join(text for _, text in diff.removed))
     new = code_tokens(path, "\n".join(text for _, text in diff.added))
     if old is None or new is None:
-        return True
+        return None
     words = [t for t in old if not _STRING.match(t)], [t for t in new if not _STRING.match(t)]
     return sorted(words[0]) == sorted(words[1])
 
@@ -212,13 +219,15 @@ def _text(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def _neutral_change(path: str, before: bytes, after: bytes) -> str | None:
+def _neutral_change(path: str, before: bytes, after: bytes, diff: FileDiff | None = None) -> str | None:
     """How a change to one source file leaves behaviour alone: ``layout`` (whitespace, comments,
     docstrings, quote style), ``types`` (type annotations only), ``messages`` (only the prose of
-    strings), or None when it may change behaviour."""
+    strings), or None when it may change behaviour. ``diff``, the file's changed lines, spares
+    lexing the whole files where the lines alone give the answer."""
     old, new = _text(before), _text(after)
     if path.endswith((".pyi", ".d.ts", ".d.mts", ".d.cts")):
         return "types"
+    same = None if diff is None else _same_words(path, diff)
     if path.endswith(".py"):
         plain, typed = _python_shapes(old, new)
         if plain is None:
@@ -227,6 +236,10 @@ def _neutral_change(path: str, before: bytes, after: bytes) -> str | None:
             return "layout"
         if typed:
             return "types"
+        if same is False and diff is not None and _read_alone_as_in_files(diff, before, after, old, new):
+            # Other code words, read as the files read them: the files' tokens differ, and not only
+            # in their strings or in the order of their imports.
+            return None
     a, b = code_tokens(path, old), code_tokens(path, new)
     if a is None or b is None:
         return None
@@ -240,11 +253,26 @@ def _neutral_change(path: str, before: bytes, after: bytes) -> str | None:
         nesting = _nesting(old)
         return nesting is not None and nesting == _nesting(new)
 
-    if (a == b or _imports_reordered(path, old, new)) and nested_alike():
+    # Reordered imports are looked for only where lines may have moved past import lines: the
+    # change touches an import line, or its removed and added lines hold the same code words.
+    imports = diff is None or same is not False or any(_IMPORT.match(text) for _, text in (*diff.removed, *diff.added))
+    if (a == b or (imports and _imports_reordered(path, old, new))) and nested_alike():
         return "layout"
     if len(a) == len(b) and all(x == y or (_prose(x) and _prose(y)) for x, y in zip(a, b)) and nested_alike():
         return "messages"
     return None
+
+
+def _read_alone_as_in_files(diff: FileDiff, before: bytes, after: bytes, old: str, new: str) -> bool:
+    """Whether a Python file's changed lines, lexed alone, give the tokens they give in the files:
+    both versions are UTF-8 (as the diff's lines are read), and no changed line is part of a string
+    that runs over several lines (which the line alone would read as code)."""
+    try:
+        before.decode("utf-8"), after.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    removed, added = {n for n, _ in diff.removed}, {n for n, _ in diff.added}
+    return not (python_long_string_lines(old) & removed or python_long_string_lines(new) & added)
 
 
 def _nesting(text: str) -> list[tuple[int, str]] | None:

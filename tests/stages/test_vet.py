@@ -177,6 +177,64 @@ def test_a_line_inside_a_block_comment_is_read_with_the_whole_file() -> None:
     assert vet_diff([middle], sides(before, after), CONFIG)[0] == "fix_layout_only"
 
 
+_INCLUDES = "#include <a.h>\n#include <b.h>\n"
+
+
+def test_reordered_imports_are_looked_for_only_where_lines_may_have_moved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The imports' order is compared only when the change touches an import line or its removed and
+    added lines hold the same words: a line moved past the includes is still found to be layout, as
+    is a change inside a block comment whose lines do not start as comment lines do."""
+    from miner.stages import vet
+
+    moved = FileDiff(old_path="src/a.c", new_path="src/a.c", removed=((3, "#define N 1"),), added=((1, "#define N 1"),))
+    assert vet_diff([moved], sides(f"{_INCLUDES}#define N 1\n", f"#define N 1\n{_INCLUDES}"), CONFIG)[0] == "fix_layout_only"
+    before, after = f"/*{{\n#define N 1\n}}*/\n{_INCLUDES}", f"/*{{\n#define N 2\n}}*/\n{_INCLUDES}"
+    commented = FileDiff(old_path="src/a.c", new_path="src/a.c", removed=((2, "#define N 1"),), added=((2, "#define N 2"),))
+    assert vet_diff([commented], sides(before, after), CONFIG)[0] == "fix_layout_only"
+    imports, in_order = "import b\nimport a\n", "import a\nimport b\n"
+    assert vet_diff([rewrite("src/a.py", imports, in_order)], sides(imports, in_order), CONFIG)[0] == "fix_layout_only"
+    code = FileDiff(
+        old_path="src/a.c",
+        new_path="src/a.c",
+        removed=((4, " * one"), (6, "int n = f(1);")),
+        added=((4, " * two"), (6, "int n = g(1);")),
+    )
+    before, after = f"{_INCLUDES}/*\n * one\n */\nint n = f(1);\n", f"{_INCLUDES}/*\n * two\n */\nint n = g(1);\n"
+    monkeypatch.setattr(vet, "_imports_reordered", lambda *a: pytest.fail("imports were compared"))
+    assert vet_diff([code], sides(before, after), CONFIG)[0] is None
+
+
+def test_python_lines_of_other_code_words_change_behaviour_without_lexing_the_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the trees differ, a Python change whose lines hold other code words changes behaviour,
+    and the files are not lexed to say so; but a line inside a string over several lines is not read
+    alone (there its words are a message's)."""
+    from miner.stages import vet
+
+    help_before, help_after = (
+        'HELP = """\nCould not open the file\n"""\nf()\n',
+        'HELP = """\nCannot open the file here\n"""\nf()\n',
+    )
+    message = FileDiff(
+        old_path="src/a.py",
+        new_path="src/a.py",
+        removed=((2, "Could not open the file"),),
+        added=((2, "Cannot open the file here"),),
+    )
+    assert vet_diff([message], sides(help_before, help_after), CONFIG)[0] == "fix_messages_only"
+    lexed: list[str] = []
+    tokens = vet.code_tokens
+
+    def recorded(path: str, text: str) -> list[str] | None:
+        lexed.append(text)
+        return tokens(path, text)
+
+    monkeypatch.setattr(vet, "code_tokens", recorded)
+    before, after = "import os\n\n\ndef f(x):\n    return x\n", "import os\n\n\ndef f(x):\n    return x + 1\n"
+    code = FileDiff(old_path="src/a.py", new_path="src/a.py", removed=((5, "    return x"),), added=((5, "    return x + 1"),))
+    assert vet_diff([code], sides(before, after), CONFIG)[0] is None
+    assert lexed and before not in lexed and after not in lexed
+
+
 def _whole_tree_shapes(old: str, new: str) -> tuple[bool | None, bool | None]:
     """What ``_python_shapes`` must answer: the two whole trees, transformed, compared by their dumps."""
     plain = _whole_shape(old, new, strip_types=False)
