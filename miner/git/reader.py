@@ -869,9 +869,9 @@ class Repo:
             changes = self.run(*common, "-r", "-z", *self._pathspec(), stdin=stdin)
         except MinerError:
             return
-        heads = [head for _, head in wanted]
+        order = [head for _, head in wanted]
         try:
-            texts, entries = _patches_of(patches, heads), _changes_of(changes, heads)
+            texts, entries = _patches_of(patches, order), _changes_of(changes, order)
         except MinerError:
             return
         for (base, head), text, found in zip(wanted, texts, entries):
