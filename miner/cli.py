@@ -106,17 +106,17 @@ def parse_date(value: str | None, flag: str) -> dt.datetime | None:
 
 def split_named(specs: tuple[str, ...]) -> tuple[list[Path], list[str]]:
     """REPO arguments as paths and names: ``PATH``, or ``NAME=PATH`` to choose the name."""
-    paths: list[Path] = []
-    names: list[str] = []
+    pairs = [spec if isinstance(spec, tuple) else (repository_name(spec), spec) for spec in named_or_plain(specs)]
+    return [path for _, path in pairs], [name for name, _ in pairs]
+
+
+def named_or_plain(specs: tuple[str, ...]) -> list[Path | tuple[str, Path]]:
+    """``--repo`` values: ``PATH``, or ``NAME=PATH`` naming the output's repository it is."""
+    out: list[Path | tuple[str, Path]] = []
     for spec in specs:
         name, sep, path = spec.partition("=")
-        if sep and name and not Path(spec).exists() and "/" not in name:
-            paths.append(Path(path))
-            names.append(name)
-        else:
-            paths.append(Path(spec))
-            names.append(repository_name(Path(spec)))
-    return paths, names
+        out.append((name, Path(path)) if sep and name and not Path(spec).exists() and "/" not in name else Path(spec))
+    return out
 
 
 @main.command("build", context_settings=CONTEXT)
@@ -397,8 +397,9 @@ def materialize_cmd(out: Path, fixture_id: str, to: Path, repo: Path, squash: bo
     "--repo",
     "repos",
     multiple=True,
-    type=click.Path(path_type=Path, file_okay=False),
-    help="A repository mined into OUT (repeatable); enables the SHA, contents and patch-id checks.",
+    metavar="[NAME=]PATH",
+    help="A repository mined into OUT (repeatable); enables the SHA, contents and patch-id checks. "
+    "NAME=PATH says which of the output's repositories it is, where one holds another's history.",
 )
 @click.option(
     "--materialized",
@@ -408,9 +409,7 @@ def materialize_cmd(out: Path, fixture_id: str, to: Path, repo: Path, squash: bo
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object on stdout.")
 @config_option
-def audit_cmd(
-    out: Path, repos: tuple[Path, ...], materialized: tuple[Path, ...], as_json: bool, config_path: Path | None
-) -> None:
+def audit_cmd(out: Path, repos: tuple[str, ...], materialized: tuple[Path, ...], as_json: bool, config_path: Path | None) -> None:
     """Check the build output OUT for leaks and false claims; exit 1 when any check fails.
 
     Example:
@@ -419,7 +418,7 @@ def audit_cmd(
     """
     from miner.commands.audit import audit, to_json
 
-    report = audit(out, load_config(config_path), repos, materialized)
+    report = audit(out, load_config(config_path), named_or_plain(repos), materialized)
     click.echo(to_json(report) if as_json else report.text())
     if not report.ok:
         sys.exit(1)

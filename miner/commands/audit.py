@@ -39,8 +39,9 @@ from typing import Literal
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from miner.commands.build import repository_name
 from miner.core.config import Config
-from miner.core.errors import OutputDirError, RepositoryMismatchError
+from miner.core.errors import OutputDirError, RepositoryMismatchError, UnknownRevisionError
 from miner.core.lexer import comment_spans
 from miner.core.output import Manifest, open_output
 from miner.core.records import Answer, Visible, VisibleFile, iso
@@ -78,6 +79,7 @@ class AuditReport:
     findings: list[Finding] = field(default_factory=list)
     checked: Counter[str] = field(default_factory=Counter)
     skipped: set[str] = field(default_factory=set)
+    without_repo: set[str] = field(default_factory=set)  # repositories whose --repo checks were skipped
 
     @property
     def ok(self) -> bool:
@@ -89,13 +91,15 @@ class AuditReport:
             "findings": [f.to_json() for f in self.findings],
             "checked": dict(sorted(self.checked.items())),
             "skipped": sorted(self.skipped),
+            "skipped_repositories": sorted(self.without_repo),
         }
 
     def text(self) -> str:
         errors = sum(f.severity == "error" for f in self.findings)
         warnings = len(self.findings) - errors
         counts = ", ".join(f"{k}={v}" for k, v in sorted(self.checked.items()))
-        tail = f"; skipped (give --repo): {', '.join(sorted(self.skipped))}" if self.skipped else ""
+        which = f" for {', '.join(map(repr, sorted(self.without_repo)))}" if self.without_repo else ""
+        tail = f"; skipped{which} (give --repo): {', '.join(sorted(self.skipped))}" if self.skipped else ""
         verdict = "clean" if self.ok else "FAILED"
         return "\n".join(
             [
@@ -121,6 +125,9 @@ def _load(out: Path, report: AuditReport) -> tuple[Manifest, list[_Fixture]]:
     fixtures: list[_Fixture] = []
     listed: set[str] = set()
     for entry in fixtures_set.manifest.fixtures:
+        if entry.visible in listed:  # one file for two entries: the one written last hides the other
+            report.findings.append(Finding("layout", entry.id, "listed more than once in the manifest"))
+            continue
         listed |= {entry.visible, entry.answer}
         try:
             fixture = fixtures_set[entry.id]
@@ -138,22 +145,49 @@ def _load(out: Path, report: AuditReport) -> tuple[Manifest, list[_Fixture]]:
     return fixtures_set.manifest, fixtures
 
 
-def _repositories(manifest: Manifest, paths: list[Path]) -> dict[str, Repo]:
-    """Repository name in the manifest -> the --repo that is it (same root commit, holds the mined head)."""
+def _repositories(manifest: Manifest, specs: list[Path | tuple[str, Path]]) -> dict[str, Repo]:
+    """Repository name in the manifest -> the --repo that is it (same root commit, holds the mined head).
+
+    A fork mined beside the repository it came from holds the other's head too, so a path can fit
+    several entries: a ``(name, path)`` spec chooses one; a bare path takes the one mined at its
+    ``HEAD``, else the one of its directory's name, else the first not yet taken. Two specs that are
+    one entry are an error rather than one check left out."""
     out: dict[str, Repo] = {}
-    for path in paths:
+    given: dict[str, str] = {}
+    names = ", ".join(repr(e.name) for e in manifest.repositories) or "none"
+    for spec in specs:
+        name, path = spec if isinstance(spec, tuple) else (None, Path(spec))
+        shown = f"{name}={path}" if name is not None else str(path)
         repo = Repo(path)
-        match = next((e for e in manifest.repositories if repo.was_mined_as(e.head, e.identity)), None)
-        if match is None:
-            names = ", ".join(repr(e.name) for e in manifest.repositories) or "none"
+        fits = [e for e in manifest.repositories if repo.was_mined_as(e.head, e.identity)]
+        if name is not None:
+            if not any(e.name == name for e in manifest.repositories):
+                raise RepositoryMismatchError(f"--repo {shown}: no repository is named {name!r} in this output ({names})")
+            fits = [e for e in fits if e.name == name]
+        if not fits and name is not None:
             raise RepositoryMismatchError(
-                f"--repo {path} is none of the repositories mined into this output "
-                f"({names}); give the repositories `miner build` read"
+                f"--repo {shown} is not the repository mined as {name!r}; give the one `miner build` read"
+            )
+        if not fits:
+            raise RepositoryMismatchError(
+                f"--repo {shown} is none of the repositories mined into this output ({names}); "
+                "give the repositories `miner build` read"
+            )
+        try:
+            head: str | None = repo.resolve("HEAD")
+        except UnknownRevisionError:
+            head = None  # an empty or detached-and-broken HEAD: the other preferences decide
+        match = min(fits, key=lambda e: (e.head != head, e.name != repository_name(path), e.name in out))
+        if match.name in out:
+            raise RepositoryMismatchError(
+                f"--repo {shown} and --repo {given[match.name]} are both the repository mined as {match.name!r}; "
+                "give each repository once, as NAME=PATH where one holds another's history"
             )
         if match.dropped.get("walk", {}).get("paths_with_missing_objects"):
             # The build read history without the paths whose objects are missing; so must the audit.
             repo.exclude = tuple(repo.paths_with_missing_objects(match.head))
         out[match.name] = repo
+        given[match.name] = shown
     return out
 
 
@@ -543,8 +577,13 @@ def _pr_tree(repo: Repo, where: str, pr: str, base: str, fixtures: list[_Fixture
 # -- the audit -----------------------------------------------------------------------------------------
 
 
-def audit(out: Path, config: Config, repos: Iterable[Path] = (), materialized: Iterable[Path] = ()) -> AuditReport:
-    """Run every check on the output at ``out``; the report says what failed and what was checked."""
+def audit(
+    out: Path, config: Config, repos: Iterable[Path | tuple[str, Path]] = (), materialized: Iterable[Path] = ()
+) -> AuditReport:
+    """Run every check on the output at ``out``; the report says what failed and what was checked.
+
+    ``repos`` are the mined repositories, each a path or a ``(name, path)`` pair naming the manifest's
+    entry it is (needed only when one holds another's history, as a fork mined beside its origin)."""
     report = AuditReport()
     manifest, fixtures = _load(out, report)
     sources = _repositories(manifest, list(repos))
@@ -578,6 +617,7 @@ def audit(out: Path, config: Config, repos: Iterable[Path] = (), materialized: I
         report.checked["defects"] += len(fx.answer.defects or ())
         if repo is None:
             report.skipped |= {"sha", "contents", "head-date", "patch-id families"}
+            report.without_repo.add(fx.answer.repository)
             continue
         report.findings += _contents(fx, repo, added)
         report.checked["contents"] += 1

@@ -651,6 +651,7 @@ def _write_fixtures(
 ) -> tuple[list[Written], Ledger]:
     """Assign splits by family and ledger, then assemble (or reuse) and write every fixture."""
     config, pool, jobs, cache, progress = run.config, run.pool, run.jobs, run.cache, run.progress
+    _one_fixture_per_change(mined, config.split.salt)
     ids: dict[tuple[int, str], str] = {}
     members: dict[str, Member] = {}
     for n, m in enumerate(mined):
@@ -702,6 +703,35 @@ def _write_fixtures(
             m.report.dropped["write"]["fixture_missing_object"] += lost
     written = {fid: split for fid, split in splits.items() if fid in repos}
     return entries, updated(ledger, written, repos, family)
+
+
+def _one_fixture_per_change(mined: list[_Mined], salt: str) -> None:
+    """A change two repositories share (a fork mined beside its origin, or an older clone beside a
+    newer one: both hold the commit, and their common root gives it one fixture id) becomes one
+    fixture, the one with the most evidence: a bug fixture before a clean one (a fix in either history
+    means the change was not clean), then the most defects, or the clean one watched longest, then the
+    newest history, then the name that sorts first, so the order of the arguments does not matter. The
+    others' jobs are dropped at the write stage as ``in_another_repository``."""
+    best: dict[str, tuple[tuple[bool, int, str], str]] = {}
+    for m in sorted(mined, key=lambda m: m.report.name):
+        for job in m.jobs:
+            fid = fixture_id(m.report.identity, job.head, salt)
+            weight = len(job.defects or ()) if job.kind == "bug" else job.observed_days or 0
+            evidence = (job.kind == "bug", weight, m.report.head_date)
+            if fid not in best or evidence > best[fid][0]:
+                best[fid] = (evidence, m.report.name)
+    for m in mined:
+        kept, gone = [], Counter[str]()
+        for job in m.jobs:
+            if best[fixture_id(m.report.identity, job.head, salt)][1] == m.report.name:
+                kept.append(job)
+            else:
+                gone[job.kind] += 1
+        m.jobs = kept
+        m.report.bugs -= gone["bug"]
+        m.report.clean -= gone["clean"]
+        if gone:
+            m.report.dropped["write"]["in_another_repository"] += gone.total()
 
 
 def _patch_ids(m: _Mined, cache: Cache) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 from samples import build_repo
 
 from miner.cli import main
-from miner.commands.build import build
+from miner.commands.build import BuildOptions, build
 from miner.core.config import load_config
 
 # One commit plants every kind of hint; a later fix labels it, and its subject is planted too.
@@ -270,3 +271,78 @@ def test_commit_ids_in_the_change_go_and_the_base_stays_as_it_was(tmp_path: Path
     assert any(d.startswith("title: ") and old[:12] in d for d in found)
     assert any(d.startswith("calc.py:6: ") and old[:9] in d for d in found)
     assert not any(first[:10] in d for d in found), found
+
+
+FORK_SPEC = """
+author: Ann Example <ann@example.com>
+commits:
+  - id: init
+    date: 2023-01-02T10:00:00Z
+    message: Start the calc module
+    changes:
+      - {write: calc.py, content: "def total(xs):\\n    return sum(xs)\\n"}
+  - id: intro
+    message: Add a windowed mean
+    changes:
+      - {edit: calc.py, append: "\\n\\ndef window_mean(xs, n):\\n    part = xs[len(xs) - n + 1:]\\n    return total(part) / n\\n"}
+  - id: later
+    message: Add a maximum helper
+    changes:
+      - {write: peak.py, content: "def peak(xs):\\n    best = max(xs)\\n    return best\\n"}
+  - id: fix
+    message: Fix window_mean to respect the window size
+    changes:
+      - {edit: calc.py, replace: "xs[len(xs) - n + 1:]", with: "xs[len(xs) - n:]"}
+"""
+
+
+def test_a_fork_mined_beside_its_origin_gives_each_change_once(tmp_path: Path) -> None:
+    """An older clone (the fix not yet in it) and the repository share their root, so a change both hold
+    has one fixture id: it is written once, from the history with more evidence (the fix the clone
+    lacks; a longer watch), whichever is given first, though the clone mined alone takes both changes as
+    clean; the audit checks both."""
+    (tmp_path / "spec").mkdir()
+    (tmp_path / "spec" / "spec.yaml").write_text(FORK_SPEC)
+    new = tmp_path / "new"
+    shas = build_repo(tmp_path / "spec", new)
+    old = tmp_path / "old"
+    subprocess.run(["git", "clone", "-q", str(new), str(old)], check=True)
+    subprocess.run(["git", "-C", str(old), "reset", "-q", "--hard", shas["later"]], check=True)
+    config = load_config().with_overrides(clean={"admit_young": True, "fix_window_days": 0, "min_count": 5})
+
+    def fixtures(out: Path) -> tuple[dict, dict[str, tuple[str, str]]]:
+        manifest = json.loads((out / "manifest.json").read_text())
+        heads = {json.loads((out / e["answer"]).read_text())["head"]: (e["kind"], e["repository"]) for e in manifest["fixtures"]}
+        assert len(heads) == len({e["id"] for e in manifest["fixtures"]}) == len(manifest["fixtures"])
+        return manifest, heads
+
+    build([old], tmp_path / "alone", config, options=BuildOptions(names=["old"]), progress=False)
+    _, alone = fixtures(tmp_path / "alone")
+    assert alone[shas["intro"]] == ("clean", "old") and alone[shas["later"]] == ("clean", "old")
+    build([new, old], tmp_path / "other-order", config, options=BuildOptions(names=["new", "old"]), progress=False)
+    build([old, new], tmp_path / "out", config, options=BuildOptions(names=["old", "new"]), progress=False)
+    manifest, both = fixtures(tmp_path / "out")
+    assert fixtures(tmp_path / "other-order")[1] == both
+    assert both[shas["intro"]] == ("bug", "new")  # a fix in either history: not clean
+    assert both[shas["later"]] == ("clean", "new")  # clean in both: the one watched longer
+    dropped = {r["name"]: r["dropped"]["write"] for r in manifest["repositories"]}
+    assert dropped == {"old": {"in_another_repository": 2}, "new": {}}
+    assert [r["fixtures"] for r in manifest["repositories"]] == [{"bug": 0, "clean": 0}, {"bug": 1, "clean": 1}]
+
+    code, report, _ = audit(str(tmp_path / "out"), "--repo", str(new), "--repo", str(old))
+    assert code == 0 and report["checked"]["repositories"] == 2 and report["skipped_repositories"] == []
+    code, report, _ = audit(str(tmp_path / "out"), "--repo", f"old={new}")  # it holds old's head: NAME chooses
+    assert code == 0 and report["skipped_repositories"] == ["new"]
+    code, _, err = audit(str(tmp_path / "out"), "--repo", str(new), "--repo", f"new={new}")
+    assert code == 2 and err.count("\n") == 1 and "both the repository mined as 'new'" in err
+    code, _, err = audit(str(tmp_path / "out"), "--repo", f"nope={new}")
+    assert code == 2 and "no repository is named 'nope'" in err
+
+
+def test_an_id_listed_twice_is_caught(planted: Planted, tmp_path: Path) -> None:
+    out = copy(planted.stripped, tmp_path)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["fixtures"].append(manifest["fixtures"][0])
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    code, report, _ = audit(str(out), "--repo", str(planted.repo))
+    assert code == 1 and checks(report) == {"layout"}
