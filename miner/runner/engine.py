@@ -129,24 +129,30 @@ def _stop(pool: ProcessPoolExecutor, context: _QuietSpawn) -> None:
     stray = any(p.pid not in recorded and p.is_alive() for p in context.started)
     # Only the pool's manager thread waits for its workers. A signal between recording a worker and
     # starting that thread leaves a worker nobody waits for: shutdown would let the queues go (and their
-    # semaphores with them) while the worker still starts, and it would fail in its bootstrap.
-    unwaited = bool(recorded) and getattr(pool, "_executor_manager_thread", None) is None
-    if not stray and not unwaited and not _lost_a_worker(pool):
-        pool.shutdown(cancel_futures=True)
-    else:
+    # semaphores with them) while the worker still starts, and it would fail in its bootstrap. A signal
+    # between making the thread and starting it leaves one that shutdown cannot join (RuntimeError).
+    manager = getattr(pool, "_executor_manager_thread", None)
+    unwaited = bool(recorded) and (manager is None or not manager.is_alive())
+    try:
+        if not stray and not unwaited and not _lost_a_worker(pool):
+            pool.shutdown(cancel_futures=True)
+        else:
+            _kill(context.started)
+            pool.shutdown(wait=False, cancel_futures=True)
+    finally:
+        # A worker that a broken pool told to stop (SIGTERM) while it was still starting holds that signal
+        # (see _DeafProcess) and goes on starting; once this process exits, the queues' semaphores are gone
+        # and its start fails with a traceback; so would one still starting when anything cuts the shutdown
+        # short. None is left running: after a clean shutdown none is alive.
         _kill(context.started)
-        pool.shutdown(wait=False, cancel_futures=True)
-    # A worker that a broken pool told to stop (SIGTERM) while it was still starting holds that signal
-    # (see _DeafProcess) and goes on starting; once this process exits, the queues' semaphores are gone
-    # and its start fails with a traceback. None is left running: after a clean shutdown none is alive.
-    _kill(context.started)
 
 
 def _kill(processes: list[_DeafProcess]) -> None:
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-            process.join()
+    alive = [process for process in processes if process.is_alive()]
+    for process in alive:  # all first: a signal between two leaves as few as can be
+        process.kill()
+    for process in alive:
+        process.join()
 
 
 _HELD = (signal.SIGINT, signal.SIGTERM)
