@@ -537,8 +537,10 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
 )
 @click.option(
     "--repo",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The repository the fixtures were mined from (needed by --format bundle).",
+    "repos",
+    multiple=True,
+    metavar="[NAME=]PATH",
+    help="A repository the fixtures were mined from (needed by --format bundle; repeatable, one for each).",
 )
 @click.option("--parquet", is_flag=True, help="With --format hf: Parquet files instead of JSON Lines (needs pyarrow).")
 def export_cmd(
@@ -548,7 +550,7 @@ def export_cmd(
     split: Literal["dev", "heldout", "all"],
     since: dt.datetime | None,
     with_answers: bool | None,
-    repo: Path | None,
+    repos: tuple[str, ...],
     parquet: bool,
 ) -> None:
     """Export the fixtures of OUT for another tool: an eval harness, a dataset hub, a git client.
@@ -560,7 +562,7 @@ def export_cmd(
     from miner.commands.export import Selection, export
 
     select = Selection(split=split, since=since.date() if since else None, with_answers=with_answers)
-    done = export(out, fmt, to, select, repo=repo, parquet=parquet)
+    done = export(out, fmt, to, select, repos=named_or_plain(repos), parquet=parquet)
     click.echo(f"exported {done.fixtures} fixtures ({done.answers} with answers) to {done.to}; canary {done.canary}", err=True)
 
 

@@ -39,9 +39,9 @@ from typing import Literal
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from miner.commands.build import repository_name
+from miner.commands.sources import RepoSpec, mined_repositories
 from miner.core.config import Config
-from miner.core.errors import OutputDirError, RepositoryMismatchError, UnknownRevisionError
+from miner.core.errors import OutputDirError
 from miner.core.lexer import comment_spans
 from miner.core.output import Manifest, open_output
 from miner.core.records import Answer, Visible, VisibleFile, iso
@@ -143,52 +143,6 @@ def _load(out: Path, report: AuditReport) -> tuple[Manifest, list[_Fixture]]:
                 report.findings.append(Finding("layout", None, f"{sub}/{path.name} is not listed in the manifest"))
     report.checked["fixtures"] = len(fixtures)
     return fixtures_set.manifest, fixtures
-
-
-def _repositories(manifest: Manifest, specs: list[Path | tuple[str, Path]]) -> dict[str, Repo]:
-    """Repository name in the manifest -> the --repo that is it (same root commit, holds the mined head).
-
-    A fork mined beside the repository it came from holds the other's head too, so a path can fit
-    several entries: a ``(name, path)`` spec chooses one; a bare path takes the one mined at its
-    ``HEAD``, else the one of its directory's name, else the first not yet taken. Two specs that are
-    one entry are an error rather than one check left out."""
-    out: dict[str, Repo] = {}
-    given: dict[str, str] = {}
-    names = ", ".join(repr(e.name) for e in manifest.repositories) or "none"
-    for spec in specs:
-        name, path = spec if isinstance(spec, tuple) else (None, Path(spec))
-        shown = f"{name}={path}" if name is not None else str(path)
-        repo = Repo(path)
-        fits = [e for e in manifest.repositories if repo.was_mined_as(e.head, e.identity)]
-        if name is not None:
-            if not any(e.name == name for e in manifest.repositories):
-                raise RepositoryMismatchError(f"--repo {shown}: no repository is named {name!r} in this output ({names})")
-            fits = [e for e in fits if e.name == name]
-        if not fits and name is not None:
-            raise RepositoryMismatchError(
-                f"--repo {shown} is not the repository mined as {name!r}; give the one `miner build` read"
-            )
-        if not fits:
-            raise RepositoryMismatchError(
-                f"--repo {shown} is none of the repositories mined into this output ({names}); "
-                "give the repositories `miner build` read"
-            )
-        try:
-            head: str | None = repo.resolve("HEAD")
-        except UnknownRevisionError:
-            head = None  # an empty or detached-and-broken HEAD: the other preferences decide
-        match = min(fits, key=lambda e: (e.head != head, e.name != repository_name(path), e.name in out))
-        if match.name in out:
-            raise RepositoryMismatchError(
-                f"--repo {shown} and --repo {given[match.name]} are both the repository mined as {match.name!r}; "
-                "give each repository once, as NAME=PATH where one holds another's history"
-            )
-        if match.dropped.get("walk", {}).get("paths_with_missing_objects"):
-            # The build read history without the paths whose objects are missing; so must the audit.
-            repo.exclude = tuple(repo.paths_with_missing_objects(match.head))
-        out[match.name] = repo
-        given[match.name] = shown
-    return out
 
 
 # -- leak checks ---------------------------------------------------------------------------------------
@@ -577,16 +531,14 @@ def _pr_tree(repo: Repo, where: str, pr: str, base: str, fixtures: list[_Fixture
 # -- the audit -----------------------------------------------------------------------------------------
 
 
-def audit(
-    out: Path, config: Config, repos: Iterable[Path | tuple[str, Path]] = (), materialized: Iterable[Path] = ()
-) -> AuditReport:
+def audit(out: Path, config: Config, repos: Iterable[RepoSpec] = (), materialized: Iterable[Path] = ()) -> AuditReport:
     """Run every check on the output at ``out``; the report says what failed and what was checked.
 
     ``repos`` are the mined repositories, each a path or a ``(name, path)`` pair naming the manifest's
     entry it is (needed only when one holds another's history, as a fork mined beside its origin)."""
     report = AuditReport()
     manifest, fixtures = _load(out, report)
-    sources = _repositories(manifest, list(repos))
+    sources = mined_repositories(manifest, list(repos))
     checked_paths = [Path(p) for p in materialized]
     for path in checked_paths:
         Repo(path)  # a bad path is reported before any work

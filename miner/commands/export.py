@@ -33,9 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from miner.commands.sources import RepoSpec, mined_repositories
 from miner.core.errors import MinerError, TargetDirError
 from miner.core.output import FixtureSet, open_output
 from miner.core.records import Fixture
+from miner.git import Repo
 from miner.stages.write import write_atomic
 
 Format = Literal["jsonl", "inspect", "hf", "promptfoo", "bundle"]
@@ -89,9 +91,20 @@ class Selection:
 
 
 def export(
-    out: Path, fmt: Format, to: Path, select: Selection = Selection(), *, repo: Path | None = None, parquet: bool = False
+    out: Path,
+    fmt: Format,
+    to: Path,
+    select: Selection = Selection(),
+    *,
+    repo: Path | None = None,
+    repos: Iterable[RepoSpec] = (),
+    parquet: bool = False,
 ) -> Exported:
-    """Write the fixtures of ``out`` that ``select`` chooses to ``to`` as ``fmt``."""
+    """Write the fixtures of ``out`` that ``select`` chooses to ``to`` as ``fmt``.
+
+    A bundle is made from the repository a fixture was mined from: ``repo``, or each of ``repos`` (a
+    path, or ``(name, path)`` where one holds another's history), matched as ``miner audit`` matches them."""
+    specs: list[RepoSpec] = [*([repo] if repo is not None else []), *repos]
     split, since, with_answers = select.split, select.since, select.with_answers
     if fmt not in FORMATS:
         raise MinerError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
@@ -102,7 +115,7 @@ def export(
             import pyarrow  # noqa: F401
         except ImportError:
             raise MinerError("--parquet needs pyarrow: pip install pyarrow, or export JSON Lines") from None
-    if fmt == "bundle" and repo is None:
+    if fmt == "bundle" and not specs:
         raise MinerError("--format bundle needs --repo, the repository the fixtures were mined from")
     if to.exists() and (not to.is_dir() or any(to.iterdir())):
         raise TargetDirError(f"--to {to} is not empty; give a new or empty directory")
@@ -113,6 +126,13 @@ def export(
         if (split == "all" or f.split == split) and (since is None or f.answer.head_date[:10] >= since.isoformat())
     ]
     mark = canary(fixtures)
+    sources = mined_repositories(fixtures.manifest, specs) if fmt == "bundle" else {}
+    lacking = sorted({f.answer.repository for f in chosen} - set(sources)) if fmt == "bundle" else []
+    if lacking:
+        raise MinerError(
+            f"--format bundle needs a --repo for each repository of the fixtures exported; none is given for "
+            f"{', '.join(map(repr, lacking))}"
+        )
     answered = {f.id for f in chosen if with_answers or (with_answers is None and f.split == "dev")}
     to.parent.mkdir(parents=True, exist_ok=True)  # the staging directory beside --to: one rename puts it in place
     staging = Path(tempfile.mkdtemp(prefix=".miner-export-", dir=to.parent))
@@ -126,8 +146,7 @@ def export(
         elif fmt == "promptfoo":
             _promptfoo(staging, chosen, answered, mark)
         else:
-            assert repo is not None
-            _bundles(staging, out, chosen, repo)
+            _bundles(staging, out, chosen, sources)
         write_atomic(staging / "README.md", _readme(fmt, chosen, answered, mark, out, "parquet" if parquet else "jsonl"))
         if to.exists():
             to.rmdir()
@@ -260,14 +279,14 @@ def _promptfoo(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -
     write_atomic(to / "promptfooconfig.yaml", PROMPTFOO_CONFIG)
 
 
-def _bundles(to: Path, out: Path, chosen: list[Fixture], repo: Path) -> None:
+def _bundles(to: Path, out: Path, chosen: list[Fixture], sources: dict[str, Repo]) -> None:
     from miner.commands.materialize import materialize
 
     (to / "bundles").mkdir()
     with tempfile.TemporaryDirectory(prefix="miner-bundle-") as tmp:
         for f in chosen:
-            made = materialize(out, f.id, Path(tmp) / f.id, repo)
-            bundle = to / "bundles" / f"{f.id}.bundle"
+            made = materialize(out, f.id, Path(tmp) / f.id, sources[f.answer.repository].path)
+            bundle = (to / "bundles" / f"{f.id}.bundle").resolve()  # git runs in the materialized repository
             for args in (["bundle", "create", "-q", str(bundle), "base", "pr"], ["bundle", "verify", "-q", str(bundle)]):
                 proc = subprocess.run(["git", "-C", str(made.path), *args], capture_output=True)
                 if proc.returncode != 0:

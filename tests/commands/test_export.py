@@ -102,27 +102,35 @@ def test_hf_folder_has_a_card_that_names_its_configurations(built: Path, tmp_pat
     assert [e["split"] for e in names["answers"]] == ["dev"]
 
 
-def test_bundles_hold_the_change_and_nothing_later(built: Path, samples: dict, tmp_path: Path) -> None:
+def test_bundles_hold_the_change_and_nothing_later(
+    built: Path, samples: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each fixture is bundled from the repository it was mined from, one --repo for each; a --to
+    relative to where the command runs works (git runs elsewhere, in the materialized repository)."""
     fixtures = miner.open_output(built)
-    mine = [f for f in fixtures if f.answer.repository == "pyledger"]
-    run = CliRunner().invoke(main, ["export", str(built), "--format", "bundle", "--to", str(tmp_path / "b")])
+    repos = {"pyledger": samples["pyledger"].path, "gokv": samples["gokv"].path}
+    assert {f.answer.repository for f in fixtures} == set(repos)
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke(main, ["export", str(built), "--format", "bundle", "--to", "b"])
     assert run.exit_code == 2 and "needs --repo" in run.output
-    # One repository's fixtures at a time: a bundle is made from the repository they were mined from.
-    only = tmp_path / "only"
-    subprocess.run(["cp", "-r", str(built), str(only)], check=True)
-    manifest = json.loads((only / "manifest.json").read_text())
-    manifest["fixtures"] = [e for e in manifest["fixtures"] if e["repository"] == "pyledger"]
-    (only / "manifest.json").write_text(json.dumps(manifest))
-    export(only, "bundle", tmp_path / "bundles", repo=samples["pyledger"].path)
-    for f in mine:
-        bundle = tmp_path / "bundles" / "bundles" / f"{f.id}.bundle"
-        subprocess.run(["git", "bundle", "verify", "-q", str(bundle)], check=True, capture_output=True)
-        clone = tmp_path / "clones" / f.id
+    run = CliRunner().invoke(main, ["export", str(built), "--format", "bundle", "--to", "b", "--repo", str(repos["gokv"])])
+    assert run.exit_code == 2 and "none is given for 'pyledger'" in run.output and not Path("b").exists()
+    run = CliRunner().invoke(
+        main, ["export", str(built), "--format", "bundle", "--to", "b", *(a for p in repos.values() for a in ("--repo", str(p)))]
+    )
+    assert run.exit_code == 0, run.output
+    assert sorted(p.name for p in Path("b", "bundles").iterdir()) == sorted(f"{f.id}.bundle" for f in fixtures)
+    for f in fixtures:
+        bundle = tmp_path / "b" / "bundles" / f"{f.id}.bundle"
+        clone = tmp_path / "clones" / f.id  # a bundle a plain clone reads: it needs nothing else
         subprocess.run(["git", "clone", "-q", "-b", "pr", str(bundle), str(clone)], check=True, capture_output=True)
         shas = subprocess.run(
             ["git", "-C", str(clone), "rev-list", "--all"], capture_output=True, text=True, check=True
         ).stdout.split()
-        assert not {d.fix for d in f.answer.defects or ()} & set(shas)
+        assert f.answer.base in shas and not {f.answer.head, *(d.fix for d in f.answer.defects or ())} & set(shas)
+    # From Python: ``repo`` (one path) and ``repos`` (paths or (name, path) pairs) together.
+    done = export(built, "bundle", tmp_path / "py", repo=repos["pyledger"], repos=[("gokv", repos["gokv"])])
+    assert done.fixtures == len(fixtures) == len(list((tmp_path / "py" / "bundles").iterdir()))
 
 
 def test_promptfoo_tests_keep_the_answer_in_the_assertion_and_it_scores(
