@@ -453,8 +453,9 @@ def audit_cmd(out: Path, repos: tuple[str, ...], materialized: tuple[Path, ...],
 @click.option(
     "--checkout",
     "checkout_from",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The mined repository: each review also gets MINER_CHECKOUT, a repository at the change.",
+    multiple=True,
+    metavar="[NAME=]PATH",
+    help="The mined repository (repeatable, one for each): each review also gets MINER_CHECKOUT, a repository at the change.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def review_cmd(
@@ -465,7 +466,7 @@ def review_cmd(
     timeout: float,
     repeats: int,
     split: str | None,
-    checkout_from: Path | None,
+    checkout_from: tuple[str, ...],
     quiet: bool,
 ) -> None:
     """Run a reviewer over the fixtures of OUT and keep its findings; a rerun resumes.
@@ -480,7 +481,7 @@ def review_cmd(
     from miner.commands.review import ReviewerCommand, review
 
     _tell(quiet)
-    reviewer = ReviewerCommand(command, name, timeout, checkout_from)
+    reviewer = ReviewerCommand(command, name, timeout, named_or_plain(checkout_from) if checkout_from else None)
     run = review(out, reviewer, jobs=jobs, repeats=repeats, split=split, progress=not quiet and sys.stderr.isatty())
     click.echo(f"{run.path}: {run.ran} reviewed now, {run.done} kept from before, {run.errors} errors", err=True)
 

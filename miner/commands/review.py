@@ -18,12 +18,14 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
+from miner.commands.sources import RepoSpec, mined_repositories
 from miner.core.errors import MinerError
 from miner.core.findings import ReviewFinding, RunRecord, Usage, parse_output
 from miner.core.output import Entry, FixtureSet, open_output
@@ -37,12 +39,14 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 class ReviewerCommand:
     """The reviewer under test: the command run on every fixture, the name its runs are kept under,
     how long one review may take, and the repositories a checkout at the fixture's base is
-    materialized from (None: no checkout)."""
+    materialized from: one path, or one for each repository of the fixtures reviewed (a path, or
+    ``(name, path)`` where one holds another's history; matched as ``miner audit`` matches them), or
+    None: no checkout."""
 
     command: str
     name: str
     timeout: float = 300.0
-    checkout_from: Path | None = None
+    checkout_from: Path | Sequence[RepoSpec] | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ def review(
             if record.status == "ok" and record.fixture_id in fixtures:
                 kept[(record.fixture_id, record.repeat)] = record
     entries = [e for e in fixtures.manifest.fixtures if split is None or e.split == split]
+    checkouts = _checkouts(fixtures, entries, reviewer.checkout_from)
     todo = [(e, r) for e in entries for r in range(repeats) if (e.id, r) not in kept]
     _LOG.info("%s: %d fixture-repeats already reviewed, %d to go", name, len(kept), len(todo))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,7 +108,10 @@ def review(
         ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
         tqdm(total=len(todo), desc=f"review {name}", unit="fixture", disable=not progress) as bar,
     ):
-        asks = [pool.submit(_ask, fixtures, entry, repeat, reviewer, digest) for entry, repeat in todo]
+        asks = [
+            pool.submit(_ask, fixtures, entry, repeat, reviewer, digest, checkouts.get(entry.repository))
+            for entry, repeat in todo
+        ]
         for ask in as_completed(asks):
             record = ask.result()
             with lock:
@@ -117,8 +125,26 @@ def review(
     return ReviewRun(path=path, done=len(kept), ran=len(todo), errors=sum(r.status == "error" for r in ordered))
 
 
-def _ask(fixtures: FixtureSet, entry: Entry, repeat: int, reviewer: ReviewerCommand, digest: str) -> RunRecord:
-    command, name, timeout, checkout_from = reviewer.command, reviewer.name, reviewer.timeout, reviewer.checkout_from
+def _checkouts(fixtures: FixtureSet, entries: list[Entry], given: Path | Sequence[RepoSpec] | None) -> dict[str, Path]:
+    """Repository name -> the path a checkout of its fixtures is materialized from; every repository
+    of the fixtures to review needs one, or no review starts (each would fail the same way)."""
+    if given is None:
+        return {}
+    specs: list[RepoSpec] = [given] if isinstance(given, Path) else list(given)
+    sources = mined_repositories(fixtures.manifest, specs)
+    lacking = sorted({e.repository for e in entries} - set(sources))
+    if lacking:
+        raise MinerError(
+            f"--checkout is given for {', '.join(map(repr, sorted(sources)))} but not for "
+            f"{', '.join(map(repr, lacking))}; give one --checkout [NAME=]PATH for each repository reviewed"
+        )
+    return {name: repo.path for name, repo in sources.items()}
+
+
+def _ask(
+    fixtures: FixtureSet, entry: Entry, repeat: int, reviewer: ReviewerCommand, digest: str, checkout_from: Path | None
+) -> RunRecord:
+    command, name, timeout = reviewer.command, reviewer.name, reviewer.timeout
     visible = fixtures.path / entry.visible
     env = {**os.environ, "MINER_VISIBLE": str(visible.resolve()), "MINER_FIXTURE_ID": entry.id, "MINER_REPEAT": str(repeat)}
     scratch = Path(tempfile.mkdtemp(prefix="miner-review-"))

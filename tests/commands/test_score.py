@@ -4,6 +4,7 @@ paired comparisons; and `miner review` running reviewers that work, crash and ge
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -246,3 +247,27 @@ def test_a_reviewer_can_ask_for_a_checkout_of_the_change(samples: dict, tmp_path
     run = review(out, ReviewerCommand(f"{sys.executable} {script}", "look", checkout_from=samples["pyledger"].path))
     records = read_runs(run.path)
     assert run.errors == 0 and {r.findings[0].message for r in records} == {"base pr"}
+
+
+def test_each_fixture_is_checked_out_from_its_own_repository(two_splits: Path, samples: dict, tmp_path: Path) -> None:
+    """An output of two repositories: one --checkout each, and a review sees its fixture's base; one
+    missing is one line and exit 2 before any review runs (each would fail the same way)."""
+    out = tmp_path / "out"
+    shutil.copytree(two_splits, out)
+    script = tmp_path / "base.py"
+    script.write_text(
+        "import json, os, subprocess\n"
+        "head = subprocess.run(['git', '-C', os.environ['MINER_CHECKOUT'], 'rev-parse', 'base'],\n"
+        "                      capture_output=True, text=True, check=True).stdout.strip()\n"
+        "print(json.dumps([{'path': 'base', 'line_start': 1, 'message': head}]))\n"
+    )
+    cmd = ["review", str(out), "--cmd", f"{sys.executable} {script}", "--name", "base", "-q"]
+    ran = CliRunner().invoke(main, [*cmd, "--checkout", str(samples["gokv"].path)])
+    assert ran.exit_code == 2 and "not for 'pyledger'" in ran.output and ran.output.count("\n") == 1
+    assert not (out / "runs" / "base.jsonl").exists()
+    both = [a for name in ("pyledger", "gokv") for a in ("--checkout", f"{name}={samples[name].path}")]
+    ran = CliRunner().invoke(main, [*cmd, *both])
+    assert ran.exit_code == 0, ran.output
+    fixtures = miner.open_output(out)
+    seen = {r.fixture_id: r.findings[0].message for r in read_runs(out / "runs" / "base.jsonl")}
+    assert seen == {f.id: f.answer.base for f in fixtures if f.answer.base}
