@@ -40,6 +40,14 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("Fix typing of the config loader", "non_behaviour_subject"),
         ("Fix the docs link in the README", "non_behaviour_subject"),
         ("Fix flaky date test", "non_behaviour_subject"),
+        ("Fix some cosmetic issues raised on IRC yesterday", "non_behaviour_subject"),
+        ("client: (cosmetic) align the option table", "non_behaviour_subject"),
+        ("Fix code style in the loader", "non_behaviour_subject"),
+        ("Apply coding standards to the router", "non_behaviour_subject"),
+        ("PHP-CS-Fixer fixes to remove unused use statements", "non_behaviour_subject"),
+        ("Fix RuboCop offenses", "non_behaviour_subject"),
+        ("Fix leak of kmod_module and fix code style", None),  # the leak is named first: still a fix
+        ("fixed Win32 prebuild section; fixed minor cosmetic bug.", None),  # cosmetic late in the subject
         ("Fixed two failures due to libfoo update", "non_behaviour_subject"),
         ("Remove the redundant check, fixing nothing", "non_behaviour_subject"),
         ("Fix performance regression in the crash handler", None),  # a crash named: not cosmetic
