@@ -57,12 +57,13 @@ class VetConfig(_Section):
     bug_subjects: list[str]
     dependency_files: list[str]
     body_fix_statements: list[str]
+    feature_subjects: list[str]
     revert_not_defect: list[str]
     revert_min_words: int = Field(ge=0)
 
-    _regexes = field_validator("non_behaviour_subjects", "bug_subjects", "body_fix_statements", "revert_not_defect")(
-        _check_regexes
-    )
+    _regexes = field_validator(
+        "non_behaviour_subjects", "bug_subjects", "body_fix_statements", "feature_subjects", "revert_not_defect"
+    )(_check_regexes)
 
 
 class VendorSyncConfig(_Section):

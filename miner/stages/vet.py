@@ -7,7 +7,8 @@ each candidate is vetted on two kinds of evidence, both pure functions:
 
 - the message (``vet_message``): conventional-commit types and scopes (``feat``, ``refactor``,
   ``fix(types)``), where the fix word stands (the subject, not a passing mention in the body),
-  subjects that say the change is cosmetic, about tests, docs, typing or speed, and, for a revert,
+  subjects that say the change is cosmetic, about tests, docs, typing, style tools or speed, a
+  subject that announces a feature and only closes an issue in its body, and, for a revert,
   whether the message says the reverted change was wrong;
 - the diff (``vet_diff``): a fix that changes no source file (only tests, docs, examples,
   configuration), or changes source files only in layout, comments, type annotations or the text
@@ -84,6 +85,8 @@ def vet_message(fix: FixCommit, config: Config) -> tuple[str | None, tuple[str, 
         if has_fix_word(subject, config.fixes):
             signals.append("subject_keyword")
         elif _statement(meta.message, vet):
+            if _search(vet.feature_subjects, subject) and not _search(vet.bug_subjects, meta.message):
+                return "feature_subject", ()  # the issue it closes asked for the feature
             signals.append("body_fix_statement")
         else:
             return "fix_word_in_body_only", ()

@@ -48,6 +48,19 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("Fix RuboCop offenses", "non_behaviour_subject"),
         ("Fix leak of kmod_module and fix code style", None),  # the leak is named first: still a fix
         ("fixed Win32 prebuild section; fixed minor cosmetic bug.", None),  # cosmetic late in the subject
+        ("fix PHPStan errors", "non_behaviour_subject"),
+        ("Fix goimports", "non_behaviour_subject"),
+        ("Run clang-format on src", "non_behaviour_subject"),
+        ("fix: lint violations", "non_behaviour_subject"),
+        ("fix unused variable warning", "non_behaviour_subject"),
+        ("Undeprecate Utils#byte_ranges", "non_behaviour_subject"),
+        ("Fix prettier-ignore in JSX attributes", None),  # a tool's own repository: its name alone is no reason
+        ("Fix Rack::Lint error message for HTTP_CONTENT_TYPE", None),  # Lint is a module here
+        ("Support case-insensitive search\n\nFixes #14", "feature_subject"),
+        ("Add `-o/--only-matching` flag.\n\nCloses #34", "feature_subject"),
+        ("Add missing null check in the loader\n\nFixes #14", None),  # adds what was missing
+        ("Support: skip the probe on old browsers\n\nFixes #14", None),  # a module named Support
+        ("Support empty keys\n\nThis fixes a crash on load.", None),  # the message names a failure
         ("Fixed two failures due to libfoo update", "non_behaviour_subject"),
         ("Remove the redundant check, fixing nothing", "non_behaviour_subject"),
         ("Fix performance regression in the crash handler", None),  # a crash named: not cosmetic
