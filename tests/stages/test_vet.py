@@ -60,6 +60,13 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("Add `-o/--only-matching` flag.\n\nCloses #34", "feature_subject"),
         ("Add missing null check in the loader\n\nFixes #14", None),  # adds what was missing
         ("Support: skip the probe on old browsers\n\nFixes #14", None),  # a module named Support
+        ("Fix code formatting", "non_behaviour_subject"),
+        ("Fixed some tab/spaces mixed issues", "non_behaviour_subject"),
+        ("Fixed line endings.", "non_behaviour_subject"),
+        ("Fix formatting of RGB hex codes", None),  # the program's output is formatted
+        ("[man] Fix invalid exit status in man page", "non_behaviour_subject"),
+        ("fix truncate_stream to match docs", None),  # the code is made to match the documentation
+        ("Fixed some licensing inconsistencies", "non_behaviour_subject"),
         ("Support empty keys\n\nThis fixes a crash on load.", None),  # the message names a failure
         ("Fixed two failures due to libfoo update", "non_behaviour_subject"),
         ("Remove the redundant check, fixing nothing", "non_behaviour_subject"),
