@@ -66,6 +66,7 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("Fix formatting of RGB hex codes", None),  # the program's output is formatted
         ("[man] Fix invalid exit status in man page", "non_behaviour_subject"),
         ("fix truncate_stream to match docs", None),  # the code is made to match the documentation
+        ("Fix handling of standalone comments", None),  # a parser's comments are its input
         ("Fixed some licensing inconsistencies", "non_behaviour_subject"),
         ("Support empty keys\n\nThis fixes a crash on load.", None),  # the message names a failure
         ("Fixed two failures due to libfoo update", "non_behaviour_subject"),
