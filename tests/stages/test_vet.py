@@ -53,6 +53,9 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("Run clang-format on src", "non_behaviour_subject"),
         ("fix: lint violations", "non_behaviour_subject"),
         ("fix unused variable warning", "non_behaviour_subject"),
+        ("Fix CS", "non_behaviour_subject"),
+        ("Fix CS pin toggling on reset", None),  # a chip-select line, not coding standards
+        ("Fix deprecations", "non_behaviour_subject"),
         ("Undeprecate Utils#byte_ranges", "non_behaviour_subject"),
         ("Fix prettier-ignore in JSX attributes", None),  # a tool's own repository: its name alone is no reason
         ("Fix Rack::Lint error message for HTTP_CONTENT_TYPE", None),  # Lint is a module here
