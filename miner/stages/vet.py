@@ -184,7 +184,7 @@ def _may_be_neutral(diff: FileDiff) -> bool:
     code words changes behaviour. Lines that may sit inside a block comment (they start as comment
     lines do) are left to the whole-file lexer, which knows where comments begin."""
     path = diff.new_path or diff.old_path or ""
-    if path.endswith((".py", ".pyi", ".d.ts", ".d.mts", ".d.cts")) or diff.new_file or diff.deleted_file:
+    if path.endswith(_WHOLE_FILE) or diff.new_file or diff.deleted_file:
         return True
     if any(text.lstrip().startswith(_COMMENTISH) for _, text in (*diff.removed, *diff.added)):
         return True
@@ -204,6 +204,10 @@ def _same_words(path: str, diff: FileDiff) -> bool | None:
 
 _STRING = re.compile(r"S[a-z]{0,2}:")  # a string literal as code_tokens gives it
 _COMMENTISH = ("*", "/*", "//", "#", "--", ";", "<!--", "%")
+# Files the cheap look cannot judge: Python's annotations change tokens, declaration files are all
+# types, and Elixir's and Julia's documentation is written in strings that run over many lines
+# (`@doc """`), so a changed line of it, read alone, looks like code.
+_WHOLE_FILE = (".py", ".pyi", ".d.ts", ".d.mts", ".d.cts", ".ex", ".exs", ".jl")
 
 
 def _dependency(diff: FileDiff, config: Config) -> bool:

@@ -39,6 +39,13 @@ CONFIG = load_config()
         ("sig/v1.6/jq.asc", "generated"),
         ("bench/runs/raw.csv", "tests"),
         ("runs/raw.csv", "docs"),
+        ("Tests/SessionTests.swift", "tests"),
+        ("Source/Core/Session.swift", "source"),
+        ("Src/Newtonsoft.Json.Tests/Linq/JTokenTests.cs", "tests"),
+        ("Src/Newtonsoft.Json/Linq/JToken.cs", "source"),
+        ("core/src/main/java/a/Parser.java", "source"),
+        ("core/src/jvm/a/ParserTest.java", "tests"),
+        ("src/Monolog/Test/TestCase.php", "source"),  # a shipped helper, not a test suite
     ],
 )
 def test_path_kind(path: str, kind: str) -> None:

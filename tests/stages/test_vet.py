@@ -189,6 +189,23 @@ def test_a_fix_that_changes_no_behaviour_is_refused(path: str, before: str, afte
     assert vet_diff([rewrite(path, before, after)], sides(before, after), CONFIG)[0] == reason
 
 
+ELIXIR = 'defmodule Shelf do\n  @moduledoc """\n  Keeps the stock of each item.\n  """\n\n  def count(x), do: x\nend\n'
+
+
+@pytest.mark.parametrize(
+    "line,text,reason",
+    [
+        (3, "  Keeps the stock level of every item.", "fix_messages_only"),  # inside the @moduledoc heredoc
+        (6, "  def count(x), do: x + 1", None),
+    ],
+)
+def test_a_line_of_elixir_documentation_is_read_in_its_file(line: int, text: str, reason: str | None) -> None:
+    lines = ELIXIR.splitlines()
+    after = "\n".join(text if n == line else old for n, old in enumerate(lines, 1)) + "\n"
+    diff = FileDiff(old_path="lib/shelf.ex", new_path="lib/shelf.ex", removed=((line, lines[line - 1]),), added=((line, text),))
+    assert vet_diff([diff], sides(ELIXIR, after), CONFIG)[0] == reason
+
+
 def test_a_new_file_is_a_change_of_behaviour_and_tests_beside_it_are_a_signal() -> None:
     refused, signals = vet_diff([change("src/new.py", new=True), change("tests/test_new.py")], sides("", "x = 1\n"), CONFIG)
     assert (refused, signals) == (None, ("with_test",))
