@@ -46,6 +46,9 @@ CONFIG = load_config()
         ("core/src/main/java/a/Parser.java", "source"),
         ("core/src/jvm/a/ParserTest.java", "tests"),
         ("src/Monolog/Test/TestCase.php", "source"),  # a shipped helper, not a test suite
+        ("aeson.cabal", "config"),
+        ("Package.swift", "config"),
+        ("Src/Newtonsoft.Json/Newtonsoft.Json.csproj", "config"),
     ],
 )
 def test_path_kind(path: str, kind: str) -> None:

@@ -54,6 +54,9 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("fix: lint violations", "non_behaviour_subject"),
         ("fix unused variable warning", "non_behaviour_subject"),
         ("Fix CS", "non_behaviour_subject"),
+        ("fix hlint hints", "non_behaviour_subject"),
+        ("Fix hints and lints.", "non_behaviour_subject"),
+        ("Enable and fix lints for collection literals", "non_behaviour_subject"),
         ("Fix CS pin toggling on reset", None),  # a chip-select line, not coding standards
         ("Fix deprecations", "non_behaviour_subject"),
         ("Undeprecate Utils#byte_ranges", "non_behaviour_subject"),
@@ -131,6 +134,7 @@ def sides(before: str, after: str):
         (["docs/a.md", "tests/test_a.py"], "fix_only_non_source"),
         (["src/a.py", "package.json"], "fix_with_dependency_change"),
         (["src/a.py", "Cargo.lock"], "fix_with_dependency_change"),
+        (["aeson.cabal"], "fix_only_config"),  # "Allow time 1.10"
     ],
 )
 def test_a_fix_that_changes_no_source_code_is_refused(paths: list[str], reason: str) -> None:
