@@ -47,6 +47,11 @@ CONFIG = load_config()
         ("core/src/jvm/a/ParserTest.java", "tests"),
         ("src/Monolog/Test/TestCase.php", "source"),  # a shipped helper, not a test suite
         ("aeson.cabal", "config"),
+        ("ChangeLog", "docs"),
+        ("lib/et/ChangeLog", "docs"),
+        ("Changes", "docs"),
+        ("t/base/cookies.t", "tests"),
+        ("lib/LWP/UserAgent.pm", "source"),
         ("Package.swift", "config"),
         ("Src/Newtonsoft.Json/Newtonsoft.Json.csproj", "config"),
     ],
