@@ -34,7 +34,8 @@ from miner.core.config import Config, VetConfig
 from miner.core.lexer import code_tokens, python_long_string_lines
 from miner.core.records import FileDiff, FixCommit
 
-_CONVENTIONAL = re.compile(r"^\s*(?P<type>[A-Za-z][\w-]*)(?:\((?P<scope>[^)]*)\))?!?:\s")
+# "type(scope): ...", or a leading bracketed type ("[Fix] ...", "[Tests] ...", "[Dev Deps] ..."), as some projects write it
+_CONVENTIONAL = re.compile(r"^\s*(?:\[(?P<tag>[A-Za-z][\w -]*)\]\s|(?P<type>[A-Za-z][\w-]*)(?:\((?P<scope>[^)]*)\))?!?:\s)")
 _REVERT_BOILERPLATE = re.compile(
     r"^\s*(?:This reverts commit [0-9a-fA-F]+\.?|Revert\b.*|\(cherry picked from.*\)|"
     r"[\w-]+:\s.*)$",
@@ -53,10 +54,13 @@ def _search(patterns: list[str], text: str) -> bool:
 
 
 def conventional(subject: str) -> tuple[str, tuple[str, ...]] | None:
-    """A conventional-commit subject's type and scopes (``fix(api,types): ...``), lower-cased."""
+    """A conventional-commit subject's type and scopes (``fix(api,types): ...``), lower-cased; a leading
+    bracketed tag is a type without scopes (``[Dev Deps] ...`` is ``dev-deps``)."""
     match = _CONVENTIONAL.match(subject)
     if not match:
         return None
+    if match.group("tag"):
+        return "-".join(match.group("tag").lower().split()), ()
     scopes = tuple(s.strip().lower() for s in re.split(r"[,/|\s]+", match.group("scope") or "") if s.strip())
     return match.group("type").lower(), scopes
 

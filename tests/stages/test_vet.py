@@ -74,6 +74,13 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("fix truncate_stream to match docs", None),  # the code is made to match the documentation
         ("Fix handling of standalone comments", None),  # a parser's comments are its input
         ("Fixed some licensing inconsistencies", "non_behaviour_subject"),
+        ("[NFC] Fix the variable naming", "non_behaviour_subject"),
+        ("Small formatting fixes...no functional changes.", "non_behaviour_subject"),
+        ("nfc: fix a crash on tag removal", None),  # Near Field Communication, a subsystem
+        ("Fix R CMD check notes", "non_behaviour_subject"),
+        ("[Tests] add `nvm_grep` to install script, fix tests", "not_fix_type"),  # a leading tag is a type
+        ("[New] add `nvm -v`\n\nFixes #2112", "not_fix_type"),
+        ("[Fix] `nvm_get_arch`: suppress error output if `/sbin` does not exist", None),
         ("Support empty keys\n\nThis fixes a crash on load.", None),  # the message names a failure
         ("Fixed two failures due to libfoo update", "non_behaviour_subject"),
         ("Remove the redundant check, fixing nothing", "non_behaviour_subject"),
@@ -111,6 +118,8 @@ def test_signals_say_why_a_fix_is_believed() -> None:
     assert conventional("fix(api,types)!: x") == ("fix", ("api", "types"))
     assert conventional("Fix: x") == ("fix", ())
     assert conventional("Update README") is None
+    assert conventional("[Dev Deps] update `eslint`") == ("dev-deps", ())
+    assert vet_message(fix("[Fix] `nvm ls`: list only 0.x.*"), CONFIG)[1] == ("conventional_fix", "subject_keyword")
 
 
 def change(path: str, *, new: bool = False) -> FileDiff:
