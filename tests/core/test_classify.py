@@ -68,6 +68,12 @@ CONFIG = load_config()
         ("SDWebImage.xcodeproj/project.pbxproj", "config"),
         ("msvc/fmt.vcxproj", "config"),
         ("SDWebImage/Core/SDImageCache.m", "source"),
+        ("lib/dune", "config"),
+        ("lib/jbuild", "config"),
+        ("project/build.properties", "config"),
+        ("lisp/magit-pkg.el", "config"),
+        ("lisp/magit-diff.el", "source"),
+        ("chocolatey/tools/chocolateyInstall.ps1", "config"),
     ],
 )
 def test_path_kind(path: str, kind: str) -> None:
@@ -89,6 +95,7 @@ def test_generated_marker() -> None:
         ("docs: fix typo in README", None),
         ("Fix typo in comment", None),
         ("Bump lodash from 4.17.20 to 4.17.21 (fixes CVE)", None),
+        ("magit-diff: fix doc-string", None),  # Emacs Lisp writes docstring with a hyphen
     ],
 )
 def test_fix_keywords(message: str, link: str | None) -> None:

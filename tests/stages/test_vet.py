@@ -78,6 +78,7 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("Small formatting fixes...no functional changes.", "non_behaviour_subject"),
         ("nfc: fix a crash on tag removal", None),  # Near Field Communication, a subsystem
         ("Fix R CMD check notes", "non_behaviour_subject"),
+        ("Fix the doc-string of magit-diff-visit-file", "non_behaviour_subject"),
         ("[Tests] add `nvm_grep` to install script, fix tests", "not_fix_type"),  # a leading tag is a type
         ("[New] add `nvm -v`\n\nFixes #2112", "not_fix_type"),
         ("[Fix] `nvm_get_arch`: suppress error output if `/sbin` does not exist", None),
