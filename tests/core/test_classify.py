@@ -74,6 +74,10 @@ CONFIG = load_config()
         ("lisp/magit-pkg.el", "config"),
         ("lisp/magit-diff.el", "source"),
         ("chocolatey/tools/chocolateyInstall.ps1", "config"),
+        ("bugs", "docs"),  # Lua's list of known bugs and their patches
+        ("TODO", "docs"),
+        ("test.c", "tests"),
+        ("src/testing.c", "source"),
     ],
 )
 def test_path_kind(path: str, kind: str) -> None:

@@ -79,6 +79,9 @@ def fix(message: str, link: str = "keyword") -> FixCommit:
         ("nfc: fix a crash on tag removal", None),  # Near Field Communication, a subsystem
         ("Fix R CMD check notes", "non_behaviour_subject"),
         ("Fix the doc-string of magit-diff-visit-file", "non_behaviour_subject"),
+        ("Now working on version 1.27.1\n\nFixes: https://github.com/libuv/libuv/issues/2213", "non_behaviour_subject"),
+        ("rockspec: fix version number", "non_behaviour_subject"),
+        ("libcxgb4: fix firmware version string", None),  # what the program prints
         ("[Tests] add `nvm_grep` to install script, fix tests", "not_fix_type"),  # a leading tag is a type
         ("[New] add `nvm -v`\n\nFixes #2112", "not_fix_type"),
         ("[Fix] `nvm_get_arch`: suppress error output if `/sbin` does not exist", None),
