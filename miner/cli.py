@@ -10,6 +10,7 @@ import json
 import logging
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -49,10 +50,37 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # a SIGTERM cleans up (staging, worker processes) as Ctrl-C does
 
 
+def _unraisable(default: Callable[[Any], object]) -> Callable[[Any], None]:
+    """A hook for what Python cannot raise: a signal whose handler ran inside a finalizer (a
+    collected pool's, a closed queue's) raises there, and Python would print a traceback and let
+    the command run on. The interruption is delivered once more, a moment later, to the main
+    thread's own code (delivered now, it would land in this hook)."""
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and _STOPPED:
+            main = threading.main_thread().ident
+            assert main is not None  # the main thread runs this process
+            again = threading.Timer(0.01, signal.pthread_kill, (main, _STOPPED[-1]))
+            again.daemon = True
+            again.start()
+            return
+        default(unraisable)
+
+    return hook
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        _STOPPED.clear()
         signal.signal(signal.SIGTERM, _interrupt)
         signal.signal(signal.SIGINT, _interrupt)
+        default, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
+        try:
+            return self._run(ctx)
+        finally:
+            sys.unraisablehook = default
+
+    def _run(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except MinerError as exc:

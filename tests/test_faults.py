@@ -122,6 +122,44 @@ def test_every_interruption_resumes_to_the_bytes_of_an_uninterrupted_build(sampl
     assert not problems, "\n".join(problems)
 
 
+A_SIGNAL_IN_A_FINALIZER = """
+import os, signal, sys, time, weakref
+import click
+from miner.cli import _Group
+
+@click.group(cls=_Group)
+def cli():
+    pass
+
+@cli.command()
+def work():
+    class Pool:
+        pass
+
+    pool = Pool()
+    # As a collected pool's or queue's finalizer does: the signal's handler runs inside it.
+    weakref.finalize(pool, lambda: (os.kill(os.getpid(), signal.SIG{how}), time.sleep(0.5)))
+    del pool
+    time.sleep(5)
+    click.echo("finished")
+
+cli(["work"])
+"""
+
+
+@pytest.mark.parametrize("how", ["TERM", "INT"])
+def test_a_signal_that_lands_in_a_finalizer_still_stops_the_command_in_one_line(how: str, tmp_path: Path) -> None:
+    """Python swallows what a finalizer raises and prints a traceback; the interruption must not be lost."""
+    import sys
+
+    from miner.core.errors import INTERRUPTED
+
+    script = tmp_path / "finalizer.py"
+    script.write_text(A_SIGNAL_IN_A_FINALIZER.format(how=how))
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (130, "", INTERRUPTED + "\n")
+
+
 def test_a_deleted_blob_builds_the_same_cold_rebuilt_and_resumed(samples: dict, tmp_path: Path) -> None:
     from faultkit import command, interrupt, output_bytes
 
