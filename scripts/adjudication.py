@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict
@@ -72,11 +72,15 @@ class CleanVerdict(_Verdict):
         return self.plausible_pr == "yes" and self.later_fixed == "no" and self.real_defect == "no"
 
 
+Role = Literal["tune", "seen", "heldout", "unseen", "fresh", "late"]
+ROLES: tuple[Role, ...] = get_args(Role)  # in the order the repositories were first read
+
+
 class RepositoryEntry(_Verdict):
     name: str
     url: str
     language: str
-    role: Literal["tune", "seen", "heldout", "unseen", "fresh"]
+    role: Role
     fixes_trailers: bool
     head: str
     # The draws retention is measured against: the valid fixtures of these samples that a build still emits.

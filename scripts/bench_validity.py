@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many of miner's fixtures are true, on repositories whose fixtures were read one by one.
 
-    scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|unseen|fresh|all] [--only NAME ...] [--pydriller]
+    scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|unseen|fresh|late|all] [--only NAME ...] [--pydriller]
                               [--judge CMD] [--keep DIR] [--json]
 
 For every repository in ``validity/repositories.yaml`` (its clone found under ``--mirrors`` as
@@ -9,7 +9,7 @@ For every repository in ``validity/repositories.yaml`` (its clone found under ``
 at the adjudicated head with the shipped defaults, except that every eligible clean candidate is
 taken (a large ``clean.ratio``), so a seeded draw does not blur the clean figures. The fixtures are
 matched to the verdicts in ``validity/`` by commit ids (``scripts/adjudication.py``), and the bench prints,
-per repository and for each role (tuning, seen, held-out, unseen) apart:
+per repository and for each role (tuning, seen, held-out, unseen, fresh, late) apart:
 
 - bug fixtures emitted, adjudicated, validity (with a 95% Wilson interval), and the validity of the
   baseline draw the verdicts were sampled from (miner 0.2.0's default output; for the held-out
@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from adjudication import (  # beside this file
+    ROLES,
     Adjudicated,
     BugVerdict,
     Rate,
@@ -144,7 +145,7 @@ def main() -> int:
     parser.add_argument("--validity", type=Path, default=ROOT / "validity")
     parser.add_argument("--mirrors", type=Path)
     parser.add_argument("--repo", action="append", default=[], help="NAME=PATH of one repository's clone")
-    parser.add_argument("--role", choices=["tune", "seen", "heldout", "unseen", "fresh", "all"], default="all")
+    parser.add_argument("--role", choices=[*ROLES, "all"], default="all")
     parser.add_argument("--only", nargs="*", default=[])
     parser.add_argument("--keep", type=Path, help="keep the build outputs here (a rerun rebuilds from their cache)")
     parser.add_argument("--fresh", action="store_true", help="mine again instead of reusing kept outputs' caches")
@@ -190,7 +191,7 @@ def main() -> int:
         if args.show_invalid:
             for line in s.invalid:
                 print(f"    invalid: {line}", file=sys.stderr)
-    groups = {role: [s for s in scores if s.role == role] for role in ("tune", "seen", "heldout", "unseen", "fresh")}
+    groups = {role: [s for s in scores if s.role == role] for role in ROLES}
     for role, members in [*groups.items(), ("all", scores)]:
         if members:
             t = total(members)
