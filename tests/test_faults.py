@@ -10,6 +10,7 @@ import hashlib
 import logging
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from click.testing import CliRunner
 from miner.cli import main
 from miner.commands.build import BuildOptions, build
 from miner.core.config import load_config
-from miner.core.errors import PromisorUnreachableError
+from miner.core.errors import INTERRUPTED, PromisorUnreachableError
 
 CONFIG = load_config().with_overrides(clean={"ratio": 100.0, "min_count": 100})
 
@@ -150,10 +151,6 @@ cli(["work"])
 @pytest.mark.parametrize("how", ["TERM", "INT"])
 def test_a_signal_that_lands_in_a_finalizer_still_stops_the_command_in_one_line(how: str, tmp_path: Path) -> None:
     """Python swallows what a finalizer raises and prints a traceback; the interruption must not be lost."""
-    import sys
-
-    from miner.core.errors import INTERRUPTED
-
     script = tmp_path / "finalizer.py"
     script.write_text(A_SIGNAL_IN_A_FINALIZER.format(how=how))
     ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
