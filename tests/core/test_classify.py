@@ -74,6 +74,7 @@ CONFIG = load_config()
         ("lisp/magit-pkg.el", "config"),
         ("lisp/magit-diff.el", "source"),
         ("chocolatey/tools/chocolateyInstall.ps1", "config"),
+        ("misc/haiku/nnn.rdef", "config"),  # Haiku's application resources: version, signature, icon
         ("bugs", "docs"),  # Lua's list of known bugs and their patches
         ("TODO", "docs"),
         ("test.c", "tests"),
