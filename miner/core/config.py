@@ -106,6 +106,7 @@ class LabelsConfig(_Section):
     max_defect_lines: int = Field(gt=0)
     max_defect_ranges: int = Field(gt=0)
     victim_check: bool
+    disturbed_lines: int = Field(ge=0)
     keywords: list[str]
 
     @field_validator("keywords", mode="before")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -201,18 +202,11 @@ def _insertion_points(insertions: list[tuple[str, str, tuple[int, ...]]]) -> lis
     return inserted
 
 
-def trace(
-    fix: FixCommit,
-    diffs: list[FileDiff],
-    history: History,
-    config: Config,
-    skipped: Counter[str],
-    see_through: Callable[[str], bool] | None = None,
-) -> list[Traced]:
-    """Blame the fix's removed code lines (or, failing any, its insertion points) at its parent."""
-    parent = fix.meta.parents[0]
-    removed: list[tuple[str, list[int]]] = []
-    insertions: list[tuple[str, str, tuple[int, ...]]] = []  # only needed when no code line was removed
+def _source_files(
+    parent: str, diffs: list[FileDiff], history: History, config: Config, skipped: Counter[str]
+) -> Iterator[tuple[str, FileDiff, str]]:
+    """The fix's files that blame may read (source code at the fix's parent, not generated): the path
+    there, the diff, and the text there; ``skipped`` counts the lines of the others by why."""
     for diff in diffs:
         if diff.old_path is None or diff.binary:
             continue
@@ -233,17 +227,57 @@ def trace(
         if has_generated_marker(data, config.paths):
             skipped["fix_lines_in_generated"] += 1
             continue
-        text = _text(data)
+        yield diff.old_path, diff, _text(data)
+
+
+def beside(fix: FixCommit, diffs: list[FileDiff], history: History, config: Config) -> list[BlameHit]:
+    """Blame, at the fix's parent, the code lines just around what it changed: up to
+    ``labels.disturbed_lines`` lines above and below each run of lines it removed and each place it
+    inserted lines. A commit that wrote one of them after the label's commit may be what made the
+    fixed lines wrong (see ``decide``)."""
+    k = config.labels.disturbed_lines
+    hits: list[BlameHit] = []
+    if not k:
+        return hits
+    for path, diff, text in _source_files(fix.meta.parents[0], diffs, history, config, Counter()):
+        changed = sorted({n for n, _ in diff.removed})
+        near: set[int] = set()
+        for start, end in runs(changed) if changed else ():
+            near.update(range(start - k, start), range(end + 1, end + k + 1))
+        for at in diff.insertions:  # the old line the inserted block stands before
+            near.update(range(at - k, at + k))
+        near.difference_update(changed)
+        if near:
+            code = code_lines(path, text, max(near))
+            lines = sorted(n for n in near if n in code)
+            if lines:
+                hits += history.blame(fix.meta.parents[0], path, lines)
+    return hits
+
+
+def trace(
+    fix: FixCommit,
+    diffs: list[FileDiff],
+    history: History,
+    config: Config,
+    skipped: Counter[str],
+    see_through: Callable[[str], bool] | None = None,
+) -> list[Traced]:
+    """Blame the fix's removed code lines (or, failing any, its insertion points) at its parent."""
+    parent = fix.meta.parents[0]
+    removed: list[tuple[str, list[int]]] = []
+    insertions: list[tuple[str, str, tuple[int, ...]]] = []  # only needed when no code line was removed
+    for path, diff, text in _source_files(parent, diffs, history, config, skipped):
         if diff.removed:  # lexing stops at the last removed line: most of a large file is never read
-            code = code_lines(diff.old_path, text, max(n for n, _ in diff.removed))
+            code = code_lines(path, text, max(n for n, _ in diff.removed))
             lines = [n for n, _ in diff.removed if n in code]
             if len(lines) < len(diff.removed):
                 skipped["fix_lines_blank_or_comment"] += len(diff.removed) - len(lines)
             if lines:
-                removed.append((diff.old_path, lines))
+                removed.append((path, lines))
                 continue
         if diff.insertions:  # nothing but insertions, or only blank and comment lines removed
-            insertions.append((diff.old_path, text, diff.insertions))
+            insertions.append((path, text, diff.insertions))
     targets, added_only = (removed, False) if removed else (_insertion_points(insertions), True)
     traced: list[Traced] = []
     for path, lines in targets:
@@ -431,12 +465,14 @@ def decide(
     config: Config,
     history: History,
     text: FixText = FixText(),
+    around: Callable[[], list[BlameHit]] | None = None,
 ) -> list[Label]:
     """Turn what blame found for one fix into labels: one per introducing commit, or a drop.
 
     ``text`` holds the fix's own code lines: a fix that restores what the candidate replaced is
     strong evidence for it; one that takes off its lines a name the rest of the repository has
-    since dropped adapts a victim line to a later change.
+    since dropped adapts a victim line to a later change. ``around`` gives blame's answer for the
+    code lines beside the fixed ones (``beside``), asked only of labels that would otherwise be `blame`.
     """
     traced, relands, reapplied = through_relands(traced, lookup, config, history)
     counts = Counter(t.hit.sha for t in traced)
@@ -458,6 +494,22 @@ def decide(
 
     def _older_than(sha: str, days: int) -> bool:
         return fix.meta.committer_time - _time(sha) > days * 86400
+
+    def _disturbed(intro: str) -> bool:
+        # A commit more than a day newer than ``intro`` rewrote a code line right beside the fixed ones:
+        # it may be what made them wrong (the fix edits a victim line), and blame cannot tell. Lines it
+        # only added there (a log call, a new branch) say much less, and do not count.
+        if around is None:
+            return False
+        after = _time(intro) + 86400
+        for hit in sorted(around(), key=lambda h: (h.sha, h.orig_path, h.orig_line)):
+            if hit.sha == intro or not after < _time(hit.sha) <= fix.meta.committer_time:
+                continue
+            if _reject(hit.sha, lookup(hit.sha), config, history) is None and not history.from_scratch(
+                hit.sha, hit.orig_path, [hit.orig_line]
+            ):
+                return True
+        return False
 
     def label(
         intro: str,
@@ -484,6 +536,8 @@ def decide(
             later = victim(fix, intro, text, config, history)
             if later:
                 tier, reasons = "weak", reasons + ("victim",)
+        if tier == "blame" and _disturbed(intro):
+            tier, reasons = "plurality", reasons + ("disturbed",)
         spots = {(t.hit.orig_path, t.hit.orig_line) for t in kept}
         ranges = len(_spans(kept))
         if len(spots) > labels.max_defect_lines or ranges > labels.max_defect_ranges:
@@ -585,7 +639,8 @@ def label_fixes(
             continue
         see_through = _see_through(history, lookup, config)
         traced = trace(fix, diffs, history, config, dropped, see_through)
-        for lab in decide(fix, traced, lookup, config, history, FixText.of(diffs, config)):
+        around = functools.cache(functools.partial(beside, fix, diffs, history, config))
+        for lab in decide(fix, traced, lookup, config, history, FixText.of(diffs, config), around):
             if lab.dropped:
                 dropped[lab.dropped] += 1
             yield lab

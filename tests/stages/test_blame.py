@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pytest
 from samples import build_repo
 
 from miner.core.config import load_config
-from miner.core.records import CommitMeta, FileStat, FixCommit
+from miner.core.records import CommitMeta, FileDiff, FileStat, FixCommit
 from miner.git import BlameHit, Repo
-from miner.stages.blame import FixText, Traced, decide, trace
+from miner.stages.blame import FixText, Traced, beside, decide, trace
 from miner.stages.walk import find_fixes
 
 CONFIG = load_config()
@@ -419,3 +419,85 @@ def test_a_name_the_fixs_own_file_still_uses_needs_no_tree_search() -> None:
     )
     decide(f, traced((A, 1)), METAS.get, CONFIG, binary, text)
     assert binary.searched[0] == ("count_of", "total")
+
+
+class Around(NoCosmetic):
+    """A fix's parent whose x.py holds ``text``; blame gives every line it is asked for to ``sha``."""
+
+    def __init__(self, text: str, sha: str) -> None:
+        self.text, self.sha = text, sha
+        self.asked: list[tuple[int, ...]] = []
+
+    def blob(self, sha: str, path: str) -> bytes | None:
+        return self.text.encode()
+
+    def blame(self, rev: str, path: str, lines: Iterable[int], ignore: Iterable[str] = ()) -> list[BlameHit]:
+        self.asked.append(tuple(lines))
+        return [BlameHit(final_line=n, sha=self.sha, orig_path=path, orig_line=n) for n in self.asked[-1]]
+
+
+def test_beside_blames_the_code_lines_around_what_the_fix_changed() -> None:
+    text = "import os\nx = 1\n\ndef f(a):\n    b = a + 1\n    return b\n"
+    text += "def g():\n    # why\n    return 2\ny = g()\nz = f(y)\nprint(z)\n"
+    # The fix changes lines 5-6 and inserts a block before line 11: three lines either side of each,
+    # less the changed ones, the blank line 3, the comment on line 8 and what lies past the end.
+    diff = FileDiff(old_path="x.py", new_path="x.py", removed=((5, "    b = a + 1"), (6, "    return b")), insertions=(11,))
+    history = Around(text, NEW)
+    hits = beside(fix(), [diff], history, CONFIG)
+    assert history.asked == [(2, 4, 7, 9, 10, 11, 12)]
+    assert {h.sha for h in hits} == {NEW}
+    off = CONFIG.with_overrides(labels={"disturbed_lines": 0})
+    assert beside(fix(), [diff], Around(text, NEW), off) == []
+    # A test file next to the fix is not read at all.
+    test = diff.model_copy(update={"old_path": "tests/test_x.py", "new_path": "tests/test_x.py"})
+    history = Around(text, NEW)
+    assert beside(fix(), [test], history, CONFIG) == [] and history.asked == []
+
+
+class Rewrote(NoCosmetic):
+    """``NEW`` rewrote every line it has (with ``cosmetic``, only their whitespace); everyone else wrote
+    theirs from scratch."""
+
+    def __init__(self, cosmetic: bool = False) -> None:
+        self.cosmetic = cosmetic
+
+    def from_scratch(self, sha: str, path: str, lines: Iterable[int]) -> set[int]:
+        return set() if sha == NEW else set(lines)
+
+    def is_cosmetic(self, sha: str) -> bool:
+        return self.cosmetic and sha == NEW
+
+
+def test_a_newer_commit_that_rewrote_a_line_beside_the_fixed_ones_makes_blame_plurality() -> None:
+    # A wrote the fixed lines on day 100; the fix came on day 300.
+    late = fix().model_copy(update={"meta": fix().meta.model_copy(update={"committer_time": 300 * DAY})})
+    metas = {A: dated(A, 100), OLD: dated(OLD, 1), NEW: dated(NEW, 200), ROOT: meta(ROOT, parents=())}
+
+    def near(sha: str) -> Callable[[], list[BlameHit]]:
+        return lambda: [BlameHit(final_line=3, sha=sha, orig_path="x.py", orig_line=3)]
+
+    # NEW rewrote the line above them on day 200: it may be what made them wrong.
+    (label,) = decide(late, traced((A, 4), (A, 5)), metas.get, CONFIG, Rewrote(), around=near(NEW))
+    assert (label.tier, label.defects[0].evidence.reasons) == ("plurality", ("unanimous", "authored", "disturbed"))
+    # Only added it, rewrote it only in whitespace, wrote it before A, or on A's own day: no sign.
+    (label,) = decide(late, traced((A, 4), (A, 5)), metas.get, CONFIG, NoCosmetic(), around=near(NEW))
+    assert label.tier == "blame"
+    (label,) = decide(late, traced((A, 4), (A, 5)), metas.get, CONFIG, Rewrote(cosmetic=True), around=near(NEW))
+    assert label.tier == "blame"
+    (label,) = decide(late, traced((A, 4), (A, 5)), metas.get, CONFIG, Rewrote(), around=near(OLD))
+    assert label.tier == "blame"
+    same_day = {**metas, NEW: dated(NEW, 100)}
+    (label,) = decide(late, traced((A, 4), (A, 5)), same_day.get, CONFIG, Rewrote(), around=near(NEW))
+    assert label.tier == "blame"
+    # A trailer naming A is the developer's word, and labels below `blame` never ask.
+    named = late.model_copy(update={"link": "trailer", "named": (A,)})
+    (label,) = decide(named, traced((A, 4), (A, 5)), metas.get, CONFIG, Rewrote(), around=near(NEW))
+    assert label.tier == "explicit"
+    asked: list[int] = []
+
+    def counting() -> list[BlameHit]:
+        asked.append(1)
+        return near(NEW)()
+
+    (label,) = decide(late, traced((A, 4), (B, 5)), {**metas, B: dated(B, 100)}.get, CONFIG, Rewrote(), around=counting)
+    assert label.tier in ("plurality", "weak") and asked == []
