@@ -233,7 +233,7 @@ def _source_files(
 def beside(fix: FixCommit, diffs: list[FileDiff], history: History, config: Config) -> list[BlameHit]:
     """Blame, at the fix's parent, the code lines just around what it changed: up to
     ``labels.disturbed_lines`` lines above and below each run of lines it removed and each place it
-    inserted lines. A commit that wrote one of them after the label's commit may be what made the
+    inserted lines. A commit that rewrote one of them after the label's commit may be what made the
     fixed lines wrong (see ``decide``)."""
     k = config.labels.disturbed_lines
     hits: list[BlameHit] = []
