@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from pygments.lexer import Lexer
@@ -71,25 +73,67 @@ def _kind(token: Any) -> str:
     return kind
 
 
-_LEXED: OrderedDict[tuple[str, str], tuple[tuple[Any, str], ...]] = OrderedDict()
+class _Lexed:
+    """The tokens pygments gives for one text: those read so far, and the stream of the rest. A stage
+    that needs only the lines up to some line, or the tokens up to the first that differs from
+    another version's, stops reading; the next stage to ask picks up where it stopped."""
+
+    def __init__(self, stream: Iterator[tuple[Any, str]]) -> None:
+        self.read: list[tuple[Any, str]] = []
+        self._rest: Iterator[tuple[Any, str]] | None = stream
+        self._failed: BaseException | None = None  # what stopped the stream, raised to every reader
+
+    def __iter__(self) -> Iterator[tuple[Any, str]]:
+        n = 0
+        while True:
+            if n < len(self.read):
+                ready = self.read[n:]  # a copy: another reader may extend the list meanwhile
+                yield from ready
+                n += len(ready)
+                continue
+            if self._failed is not None:
+                raise self._failed
+            if self._rest is None:
+                return
+            try:
+                more = list(islice(self._rest, 256))  # a few hundred at a time: fewer steps per token
+            except BaseException as exc:
+                self._failed = exc
+                raise
+            if not more:
+                self._rest = None
+                return
+            self.read += more
+
+
 _LEXED_KEEP = 8  # a fix's file is lexed by vet, then by the blame stage: the same few texts in a row
 _LEXED_MOST_CHARS = 1 << 20  # a larger text is lexed each time it is asked: its tokens are not held
+_KEPT = threading.local()  # each thread its own (one process may run tasks in threads: Dask)
 
 
-def _pygments_tokens(lexer: Lexer, text: str) -> tuple[tuple[Any, str], ...]:
+def _kept() -> OrderedDict[tuple[str, str], _Lexed]:
+    """This thread's texts lexed last, by (lexer, text)."""
+    kept: OrderedDict[tuple[str, str], _Lexed] | None = getattr(_KEPT, "lexed", None)
+    if kept is None:
+        kept = _KEPT.lexed = OrderedDict()
+    return kept
+
+
+def _pygments_tokens(lexer: Lexer, text: str) -> _Lexed:
     """Every (token type, text) pygments gives for ``text``, kept for the last few texts: pygments is
     the slow lexer, and several stages in turn ask about one version of a file."""
+    kept = _kept()
     key = (type(lexer).__name__, text)
-    found = _LEXED.get(key)
+    found = kept.get(key)
     if found is None:
-        found = tuple(lexer.get_tokens(text))
+        found = _Lexed(lexer.get_tokens(text))
         if len(text) > _LEXED_MOST_CHARS:
             return found
-        _LEXED[key] = found
-        if len(_LEXED) > _LEXED_KEEP:
-            _LEXED.popitem(last=False)
+        kept[key] = found
+        if len(kept) > _LEXED_KEEP:
+            kept.popitem(last=False)
     else:
-        _LEXED.move_to_end(key)
+        kept.move_to_end(key)
     return found
 
 
@@ -270,11 +314,7 @@ def code_lines(path: str, text: str, upto: int | None = None) -> set[int]:
         return {n for n, line in enumerate(text.split("\n"), 1) if line.strip() and not line.lstrip().startswith("#")}
     code: set[int] = set()
     line = 1
-    # Lexing stops past ``upto`` unless another stage lexed the whole text already.
-    tokens: Iterable[tuple[Any, str]] = (
-        _pygments_tokens(lexer, text) if upto is None or (type(lexer).__name__, text) in _LEXED else lexer.get_tokens(text)
-    )
-    for token, value in tokens:
+    for token, value in _pygments_tokens(lexer, text):  # read no further than ``upto`` needs
         kind = _KIND.get(token) or _kind(token)
         if "\n" not in value:  # most tokens: a line holds code if one of its tokens is code
             if kind is not _COMMENT and value.strip():
@@ -390,43 +430,55 @@ def code_tokens(path: str, text: str) -> list[str] | None:
     """The tokens of a source file, without comments, whitespace and quote style: two versions
     with the same tokens differ only in layout (a formatter's run, re-wrapped lines, comments).
     Strings are kept as ``S:<body>``. None when the language is not known."""
+    tokens = code_token_stream(path, text)
+    return None if tokens is None else list(tokens)
+
+
+def code_token_stream(path: str, text: str) -> Iterator[str] | None:
+    """``code_tokens`` one at a time: where pygments lexes the file, only as far as they are read."""
     lower = path.lower()
     if lower.endswith(C_FAMILY):
         if lower.endswith(".rs"):
-            return [_rust_token(t) for t in _RUST_TOKEN.findall(_masked(text, _c_comments(text, path)))]
+            return iter([_rust_token(t) for t in _RUST_TOKEN.findall(_masked(text, _c_comments(text, path)))])
         scanner = _GO_ONE_PASS if lower.endswith(".go") else _C_ONE_PASS
-        return [_normal_string(t) if t[0] in _QUOTES else t for t in scanner.findall(text) if t]
+        return iter([_normal_string(t) if t[0] in _QUOTES else t for t in scanner.findall(text) if t])
     if lower.endswith((".py", ".pyi")):
-        # One scan: a comment is matched whole and left out, which gives the same tokens as scanning
-        # the text with its comments blanked (a comment runs to the end of its line).
-        out: list[str] = []
-        for m in _PY_TOKENS.finditer(text):
-            kind, value = m.lastgroup, m.group()
-            if kind in ("newline", "cont", "comment") or not value.strip():
-                continue
-            if kind == "string":
-                out.append(_normal_string(value))
-            else:
-                out += _C_TOKEN.findall(value)
-        return out
+        return iter(_python_tokens(text))
     lexer = _lexer(path)
     if lexer is None:
         return None
-    tokens: list[str] = []
+    return _pygments_code_tokens(_pygments_tokens(lexer, text))
+
+
+def _python_tokens(text: str) -> list[str]:
+    # One scan: a comment is matched whole and left out, which gives the same tokens as scanning
+    # the text with its comments blanked (a comment runs to the end of its line).
+    out: list[str] = []
+    for m in _PY_TOKENS.finditer(text):
+        kind, value = m.lastgroup, m.group()
+        if kind in ("newline", "cont", "comment") or not value.strip():
+            continue
+        if kind == "string":
+            out.append(_normal_string(value))
+        else:
+            out += _C_TOKEN.findall(value)
+    return out
+
+
+def _pygments_code_tokens(lexed: _Lexed) -> Iterator[str]:
     string = ""  # pygments gives a literal in pieces (quotes, body, escapes): joined into one
-    for token, value in _pygments_tokens(lexer, text):
+    for token, value in lexed:
         kind = _KIND.get(token) or _kind(token)
         if kind is _STRING:
             string += value
             continue
         if string:
-            tokens.append(_normal_string(string))
+            yield _normal_string(string)
             string = ""
         if kind is _COMMENT:
             continue
         value = value.strip()
         if value:
-            tokens.append(value)
+            yield value
     if string:
-        tokens.append(_normal_string(string))
-    return tokens
+        yield _normal_string(string)
