@@ -318,7 +318,8 @@ def _regex_tokens(self: Any, text: str, stack: tuple[str, ...] = ("root",)) -> I
 
 
 def _extended_tokens(self: Any, text: str | None = None, context: LexerContext | None = None) -> Iterator[tuple[int, Any, str]]:
-    """``ExtendedRegexLexer.get_tokens_unprocessed``, with the search for a rule in one call."""
+    """``ExtendedRegexLexer.get_tokens_unprocessed``, with the search for a rule in one call (``_Dispatch.find``,
+    written out here: this loop runs once per token)."""
     states: dict[str, _Dispatch] = self._dispatch
     if not context:
         ctx = LexerContext(text, 0)
@@ -328,13 +329,33 @@ def _extended_tokens(self: Any, text: str | None = None, context: LexerContext |
         current = states[ctx.stack[-1]]
         text = ctx.text
     assert text is not None
+    token_type = _TokenType
     while True:
-        m, rule = current.find(text, ctx.pos, ctx.end)
-        if m is not None and rule is not None:
+        pos, end = ctx.pos, ctx.end
+        if pos < end:
+            code = ord(text[pos])
+            steps = current.ascii[code] if code < 128 else current.other
+        else:
+            steps = current.end
+        m = rule = None
+        for match, alone, table in steps:
+            if match is None:
+                m = alone[0](text, pos, end)
+                if m:
+                    rule = alone
+                    break
+            else:
+                m = match(text, pos, end)
+                if m:
+                    rule = table[m.lastindex]
+                    if type(rule[1]) is not token_type:  # a callback reads the rule's own groups
+                        m = rule[0](text, pos, end)
+                    break
+        if rule is not None:
             _, action, new_state = rule
             if action is not None:
-                if type(action) is _TokenType:
-                    yield ctx.pos, action, m.group()
+                if type(action) is token_type:
+                    yield pos, action, m.group()
                     ctx.pos = m.end()
                 else:
                     yield from action(self, m, ctx)
@@ -345,15 +366,15 @@ def _extended_tokens(self: Any, text: str | None = None, context: LexerContext |
                 _pushed(ctx.stack, new_state)
                 current = states[ctx.stack[-1]]
             continue
-        if ctx.pos >= ctx.end or ctx.pos >= len(text):
+        if pos >= end or pos >= len(text):
             break
-        if text[ctx.pos] == "\n":  # at the end of a line, back to "root"
+        if text[pos] == "\n":  # at the end of a line, back to "root"
             ctx.stack = ["root"]
             current = states["root"]
-            yield ctx.pos, Text, "\n"
+            yield pos, Text, "\n"
             ctx.pos += 1
             continue
-        yield ctx.pos, Error, text[ctx.pos]
+        yield pos, Error, text[pos]
         ctx.pos += 1
 
 
