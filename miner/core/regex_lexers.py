@@ -337,7 +337,10 @@ def _extended_tokens(self: Any, text: str | None = None, context: LexerContext |
             steps = current.ascii[code] if code < 128 else current.other
         else:
             steps = current.end
-        m = rule = None
+        m: Any = None
+        rule: Rule | None = None
+        alone: Any
+        table: Any
         for match, alone, table in steps:
             if match is None:
                 m = alone[0](text, pos, end)
