@@ -1,0 +1,125 @@
+"""Benchmark `miner export --format bundle`: the old way (a whole-history bundle per fixture) against
+this checkout's (each repository's history once, cut at the fixtures' bases, and a thin bundle per
+fixture), side by side on the same build, and the size of one bundle of each repository's whole
+history (up to the mined head) to hold them against.
+
+The old way runs from another checkout of miner (a `git worktree` of main's commit) put first on
+PYTHONPATH; this checkout runs the new way. Each export runs in its own process, one after the
+other. Then, on the new export, the consumer: `materialize.sh` for the fixture with the longest
+history against `miner materialize` of the same fixture. Prints a table, or JSON with --json.
+
+Example:
+    git worktree add /tmp/miner-main main
+    python scripts/bench_bundle.py builds/drgn --repo /path/to/drgn --old /tmp/miner-main
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def timed(args: list[str], pythonpath: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    start = time.perf_counter()
+    proc = subprocess.run(args, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"failed: {' '.join(args)}\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def bundle_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*.bundle"))
+
+
+def whole_history_bytes(build: Path, repos: list[Path], tmp: Path) -> int:
+    """The bytes of one bundle per repository of its whole history, up to the head it was mined at."""
+    from miner import open_output
+    from miner.commands.sources import mined_repositories
+    from miner.git import NewRepo
+
+    manifest = open_output(build).manifest
+    sources = mined_repositories(manifest, [*repos])
+    total = 0
+    for entry in manifest.repositories:
+        source = sources[entry.name]
+        new = NewRepo(tmp / f"whole-{entry.name}", "main")
+        new.receive(source, [entry.head])
+        new.set_ref("refs/heads/main", entry.head)
+        new.bundle(tmp / f"whole-{entry.name}.bundle", ["refs/heads/main"])
+        total += (tmp / f"whole-{entry.name}.bundle").stat().st_size
+    return total
+
+
+def consumer(build: Path, repo: Path, export: Path, tmp: Path) -> dict[str, object]:
+    """materialize.sh against `miner materialize` for the fixture that needs the most history bundles."""
+
+    def needed(path: Path) -> int:
+        return sum(int(b) - int(a) + 1 for _, a, b in (line.split() for line in path.read_text().splitlines()))
+
+    longest = max(sorted((export / "bundles").glob("*.needs")), key=needed)
+    fixture = longest.name.removesuffix(".needs")
+    start = time.perf_counter()
+    subprocess.run(["sh", str(export / "materialize.sh"), fixture, str(tmp / "from-bundles")], check=True, capture_output=True)
+    script = time.perf_counter() - start
+    made = timed(
+        [sys.executable, "-m", "miner", "materialize", str(build), fixture, "--to", str(tmp / "from-repo"), "--repo", str(repo)], HERE
+    )
+    return {"fixture": fixture, "bundles_applied": needed(longest) + 1, "script_s": round(script, 2), "materialize_s": round(made, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("build", type=Path, help="a build output of `miner build`")
+    parser.add_argument("--repo", type=Path, action="append", required=True, help="a repository mined into it (repeatable)")
+    parser.add_argument("--old", type=Path, required=True, help="a checkout of miner that exports the old way (main's commit)")
+    parser.add_argument("--work", type=Path, help="where the exports go (default: a temporary directory, removed)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    sys.path.insert(0, str(HERE))
+    with tempfile.TemporaryDirectory(prefix="bench-bundle-") as scratch:
+        work = args.work or Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        repos = [a for r in args.repo for a in ("--repo", str(r))]
+        export = [sys.executable, "-m", "miner", "export", str(args.build), "--format", "bundle", *repos, "--to"]
+        whole = whole_history_bytes(args.build, args.repo, work)
+        rows = {}
+        for way, code in (("old", args.old.resolve()), ("new", HERE)):
+            seconds = timed([*export, str(work / way)], code)
+            rows[way] = {"seconds": round(seconds, 1), "bytes": bundle_bytes(work / way)}
+        squash = timed([*export, str(work / "squash"), "--squash"], HERE)
+        rows["new --squash"] = {"seconds": round(squash, 1), "bytes": bundle_bytes(work / "squash")}
+        result = {
+            "whole_history_bytes": whole,
+            "exports": rows,
+            "size_ratio_new_to_whole": round(rows["new"]["bytes"] / whole, 3),
+            "time_ratio_new_to_old": round(rows["new"]["seconds"] / rows["old"]["seconds"], 3),
+            "consumer": consumer(args.build, args.repo[0], work / "new", work),
+        }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"one bundle of the whole history: {whole / 1e6:.1f} MB")
+    print(f"{'export':<14}{'seconds':>9}{'MB':>10}{'x whole':>9}")
+    for way, row in rows.items():
+        print(f"{way:<14}{row['seconds']:>9}{row['bytes'] / 1e6:>10.1f}{row['bytes'] / whole:>9.2f}")
+    print(f"new / old time: {result['time_ratio_new_to_old']} (done when <= 0.25)")
+    print(f"new / whole size: {result['size_ratio_new_to_whole']} (done when <= 2)")
+    c = result["consumer"]
+    print(
+        f"consumer, {c['fixture']} ({c['bundles_applied']} bundles): materialize.sh {c['script_s']} s, "
+        f"miner materialize {c['materialize_s']} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
