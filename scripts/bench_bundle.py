@@ -60,7 +60,7 @@ def whole_history_bytes(build: Path, repos: list[Path], tmp: Path) -> int:
     return total
 
 
-def consumer(build: Path, repo: Path, export: Path, tmp: Path) -> dict[str, object]:
+def consumer(build: Path, repo: Path, export: Path, tmp: Path) -> dict[str, str | int | float]:
     """materialize.sh against `miner materialize` for the fixture that needs the most history bundles."""
 
     def needed(path: Path) -> int:
@@ -72,9 +72,15 @@ def consumer(build: Path, repo: Path, export: Path, tmp: Path) -> dict[str, obje
     subprocess.run(["sh", str(export / "materialize.sh"), fixture, str(tmp / "from-bundles")], check=True, capture_output=True)
     script = time.perf_counter() - start
     made = timed(
-        [sys.executable, "-m", "miner", "materialize", str(build), fixture, "--to", str(tmp / "from-repo"), "--repo", str(repo)], HERE
+        [sys.executable, "-m", "miner", "materialize", str(build), fixture, "--to", str(tmp / "from-repo"), "--repo", str(repo)],
+        HERE,
     )
-    return {"fixture": fixture, "bundles_applied": needed(longest) + 1, "script_s": round(script, 2), "materialize_s": round(made, 2)}
+    return {
+        "fixture": fixture,
+        "bundles_applied": needed(longest) + 1,
+        "script_s": round(script, 2),
+        "materialize_s": round(made, 2),
+    }
 
 
 def main() -> None:
@@ -92,29 +98,31 @@ def main() -> None:
         repos = [a for r in args.repo for a in ("--repo", str(r))]
         export = [sys.executable, "-m", "miner", "export", str(args.build), "--format", "bundle", *repos, "--to"]
         whole = whole_history_bytes(args.build, args.repo, work)
-        rows = {}
+        rows: dict[str, dict[str, float]] = {}
         for way, code in (("old", args.old.resolve()), ("new", HERE)):
             seconds = timed([*export, str(work / way)], code)
             rows[way] = {"seconds": round(seconds, 1), "bytes": bundle_bytes(work / way)}
         squash = timed([*export, str(work / "squash"), "--squash"], HERE)
         rows["new --squash"] = {"seconds": round(squash, 1), "bytes": bundle_bytes(work / "squash")}
+        size_ratio = round(rows["new"]["bytes"] / whole, 3)
+        time_ratio = round(rows["new"]["seconds"] / rows["old"]["seconds"], 3)
+        c = consumer(args.build, args.repo[0], work / "new", work)
+    if args.json:
         result = {
             "whole_history_bytes": whole,
             "exports": rows,
-            "size_ratio_new_to_whole": round(rows["new"]["bytes"] / whole, 3),
-            "time_ratio_new_to_old": round(rows["new"]["seconds"] / rows["old"]["seconds"], 3),
-            "consumer": consumer(args.build, args.repo[0], work / "new", work),
+            "size_ratio_new_to_whole": size_ratio,
+            "time_ratio_new_to_old": time_ratio,
+            "consumer": c,
         }
-    if args.json:
         print(json.dumps(result, indent=2))
         return
     print(f"one bundle of the whole history: {whole / 1e6:.1f} MB")
     print(f"{'export':<14}{'seconds':>9}{'MB':>10}{'x whole':>9}")
     for way, row in rows.items():
         print(f"{way:<14}{row['seconds']:>9}{row['bytes'] / 1e6:>10.1f}{row['bytes'] / whole:>9.2f}")
-    print(f"new / old time: {result['time_ratio_new_to_old']} (done when <= 0.25)")
-    print(f"new / whole size: {result['size_ratio_new_to_whole']} (done when <= 2)")
-    c = result["consumer"]
+    print(f"new / old time: {time_ratio} (done when <= 0.25)")
+    print(f"new / whole size: {size_ratio} (done when <= 2)")
     print(
         f"consumer, {c['fixture']} ({c['bundles_applied']} bundles): materialize.sh {c['script_s']} s, "
         f"miner materialize {c['materialize_s']} s"

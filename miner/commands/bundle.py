@@ -148,7 +148,10 @@ def _repository(to: Path, folder: str, mine: list[Fixture], repo: Repo, head: st
     work.run("config", "pack.threads", "1")  # threads share out the delta search by timing: bytes would vary
     bases = sorted({f.answer.base for f in mine if f.answer.base is not None})
     history = None if squash or not bases else plan(repo.graph([head, *bases]), repo.first_parents(head), bases)
-    roots = [c.commit for c in history.cuts] if history else sorted({r for f in mine for r in needed(repo, f.answer, squash=True)})
+    if history:
+        roots = [c.commit for c in history.cuts]
+    else:  # only the base trees, to squash
+        roots = sorted({r for f in mine for r in needed(repo, f.answer, squash=True)})
     if roots:
         work.receive(repo, roots)
     if history:

@@ -918,7 +918,8 @@ class Repo:
 
     def graph(self, tips: Iterable[str]) -> list[tuple[str, list[str]]]:
         """Every commit reachable from ``tips`` with its parents, each after all of its parents."""
-        out = self.run("rev-list", "--topo-order", "--reverse", "--parents", "--stdin", stdin="".join(t + "\n" for t in tips).encode())
+        revs = "".join(t + "\n" for t in tips).encode()
+        out = self.run("rev-list", "--topo-order", "--reverse", "--parents", "--stdin", stdin=revs)
         return [(fields[0], fields[1:]) for fields in (line.split() for line in out.decode().splitlines()) if fields]
 
     def first_parents(self, head: str) -> list[str]:
