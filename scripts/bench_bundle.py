@@ -30,7 +30,9 @@ HERE = Path(__file__).resolve().parent.parent
 def timed(args: list[str], pythonpath: Path) -> float:
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
     start = time.perf_counter()
-    proc = subprocess.run(args, env=env, capture_output=True, text=True)
+    # From the root directory: `python -m` puts the working directory first on sys.path, and a
+    # checkout there would shadow PYTHONPATH's.
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, cwd="/")
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"failed: {' '.join(args)}\n{proc.stderr[-2000:]}")
@@ -61,26 +63,25 @@ def whole_history_bytes(build: Path, repos: list[Path], tmp: Path) -> int:
 
 
 def consumer(build: Path, repo: Path, export: Path, tmp: Path) -> dict[str, str | int | float]:
-    """materialize.sh against `miner materialize` for the fixture that needs the most history bundles."""
+    """materialize.sh for the fixture that needs the most history bundles (alone; through a cache
+    it fills; through that cache once full) against `miner materialize` of the same fixture."""
 
     def needed(path: Path) -> int:
         return sum(int(b) - int(a) + 1 for _, a, b in (line.split() for line in path.read_text().splitlines()))
 
     longest = max(sorted((export / "bundles").glob("*.needs")), key=needed)
     fixture = longest.name.removesuffix(".needs")
-    start = time.perf_counter()
-    subprocess.run(["sh", str(export / "materialize.sh"), fixture, str(tmp / "from-bundles")], check=True, capture_output=True)
-    script = time.perf_counter() - start
+    seconds = {}
+    for run, extra in (("script_s", []), ("script_cold_cache_s", [tmp / "cache"]), ("script_warm_cache_s", [tmp / "cache"])):
+        start = time.perf_counter()
+        script = ["sh", str(export / "materialize.sh"), fixture, str(tmp / run), *map(str, extra)]
+        subprocess.run(script, check=True, capture_output=True)
+        seconds[run] = round(time.perf_counter() - start, 2)
     made = timed(
         [sys.executable, "-m", "miner", "materialize", str(build), fixture, "--to", str(tmp / "from-repo"), "--repo", str(repo)],
         HERE,
     )
-    return {
-        "fixture": fixture,
-        "bundles_applied": needed(longest) + 1,
-        "script_s": round(script, 2),
-        "materialize_s": round(made, 2),
-    }
+    return {"fixture": fixture, "bundles_applied": needed(longest) + 1, **seconds, "materialize_s": round(made, 2)}
 
 
 def main() -> None:
@@ -91,15 +92,27 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="where the exports go (default: a temporary directory, removed)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    args.build, args.old = args.build.resolve(), args.old.resolve()
+    args.repo = [r.resolve() for r in args.repo]
+    for code in (args.old, HERE):
+        imported = subprocess.run(
+            [sys.executable, "-c", "import miner; print(miner.__file__)"],
+            env={**os.environ, "PYTHONPATH": str(code)},
+            cwd="/",
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        if not imported.startswith(str(code)):
+            sys.exit(f"{code} is not the miner that runs with it on PYTHONPATH ({imported} is)")
     sys.path.insert(0, str(HERE))
     with tempfile.TemporaryDirectory(prefix="bench-bundle-") as scratch:
-        work = args.work or Path(scratch)
+        work = (args.work or Path(scratch)).resolve()
         work.mkdir(parents=True, exist_ok=True)
         repos = [a for r in args.repo for a in ("--repo", str(r))]
         export = [sys.executable, "-m", "miner", "export", str(args.build), "--format", "bundle", *repos, "--to"]
         whole = whole_history_bytes(args.build, args.repo, work)
         rows: dict[str, dict[str, float]] = {}
-        for way, code in (("old", args.old.resolve()), ("new", HERE)):
+        for way, code in (("old", args.old), ("new", HERE)):
             seconds = timed([*export, str(work / way)], code)
             rows[way] = {"seconds": round(seconds, 1), "bytes": bundle_bytes(work / way)}
         squash = timed([*export, str(work / "squash"), "--squash"], HERE)
@@ -125,6 +138,7 @@ def main() -> None:
     print(f"new / whole size: {size_ratio} (done when <= 2)")
     print(
         f"consumer, {c['fixture']} ({c['bundles_applied']} bundles): materialize.sh {c['script_s']} s, "
+        f"through a cache {c['script_cold_cache_s']} s (cold) {c['script_warm_cache_s']} s (warm); "
         f"miner materialize {c['materialize_s']} s"
     )
 

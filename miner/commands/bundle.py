@@ -182,38 +182,64 @@ def _repository(to: Path, folder: str, mine: list[Fixture], repo: Repo, head: st
 
 SCRIPT = r"""#!/bin/sh
 # Rebuild one fixture's repository from this export's bundles, with git alone (2.28 or later):
-#   sh materialize.sh FIXTURE_ID DIR
+#   sh materialize.sh FIXTURE_ID DIR [CACHE]
 # DIR gets branch base (checked out) and branch pr (the change to review), the same commits and
 # trees `miner materialize` makes. Only the history bundles the fixture's base descends from are
 # applied (bundles/FIXTURE_ID.needs lists them), so nothing later than the fixture is in DIR.
+# CACHE, a repository of your own kept between runs (made if missing; never show it to a reviewer:
+# it collects the history of every fixture rebuilt through it), takes each history bundle once,
+# and DIR then fetches from it only what its base reaches: much faster over many fixtures.
 set -eu
-[ $# -eq 2 ] || { echo "usage: sh materialize.sh FIXTURE_ID DIR" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: sh materialize.sh FIXTURE_ID DIR [CACHE]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 id=$1
 to=$2
+cache=${3:-}
 [ -f "$here/bundles/$id.needs" ] || { echo "no fixture $id in $here/bundles; give an id it holds" >&2; exit 2; }
 if [ -e "$to" ] && [ -n "$(ls -A "$to")" ]; then echo "$to is not empty; give a new or empty directory" >&2; exit 2; fi
+if [ -n "$cache" ]; then
+  [ -d "$cache" ] || git init -q --bare "$cache"
+  cache=$(cd "$cache" && pwd)
+fi
 git init -q --template= --initial-branch=base "$to"
 g() { git -C "$to" -c core.logAllRefUpdates=false "$@"; }
 g config core.logAllRefUpdates false
 g config gc.auto 0
-n=0
-# git bundle unbundle checks the bundle's prerequisites first; a ref to each applied bundle's head
-# keeps them reachable, which keeps that check short.
+# apply REPOSITORY BUNDLE REF: add the bundle's objects (git checks its prerequisites first) and
+# point REF at its head, which keeps them reachable: git's check of the next bundle stays short.
 apply() {
-  heads=$(g bundle unbundle "$1") || exit 1
-  n=$((n + 1))
-  g update-ref "refs/applied/$n" "${heads%% *}"
+  heads=$(git -C "$1" bundle unbundle "$2") || exit 1
+  git -C "$1" -c core.logAllRefUpdates=false update-ref "$3" "${heads%% *}"
 }
-while read -r folder first last <&3; do
-  i=$first
-  while [ "$i" -le "$last" ]; do
-    apply "$here/$folder/$i.bundle"
-    i=$((i + 1))
-  done
-done 3< "$here/bundles/$id.needs"
-apply "$here/bundles/$id.bundle"
-pr=$(git bundle list-heads "$here/bundles/$id.bundle" refs/heads/pr | cut -d' ' -f1)
+needs=$here/bundles/$id.needs
+# history_into REPOSITORY PREFIX: apply the listed history bundles whose refs are not in $known.
+history_into() {
+  while read -r folder first last <&3; do
+    i=$first
+    while [ "$i" -le "$last" ]; do
+      case "$known" in
+        *" $2/$folder/$i "*) ;;
+        *) apply "$1" "$here/$folder/$i.bundle" "$2/$folder/$i" ;;
+      esac
+      i=$((i + 1))
+    done
+  done 3< "$needs"
+}
+known=" "
+if [ -z "$cache" ]; then
+  history_into "$to" refs/applied
+elif [ -s "$needs" ]; then
+  set -- $(tail -n 1 "$needs")
+  tip=refs/cuts/$1/$3 # the base's own cut: listed last, after every cut it descends from
+  if ! git -C "$cache" rev-parse -q --verify "$tip" >/dev/null; then
+    known=" $(git -C "$cache" for-each-ref --format='%(refname)' refs/cuts/ | tr '\n' ' ')"
+    history_into "$cache" refs/cuts
+  fi
+  g fetch -q --no-tags "$cache" "$tip:refs/applied/base"
+  rm -f "$to/.git/FETCH_HEAD"
+fi
+apply "$to" "$here/bundles/$id.bundle" refs/applied/own
+pr=$(g bundle list-heads "$here/bundles/$id.bundle" refs/heads/pr | cut -d' ' -f1)
 g update-ref refs/heads/pr "$pr"
 g update-ref refs/heads/base "$pr^"
 g for-each-ref --format='delete %(refname)' refs/applied/ | g update-ref --stdin
@@ -231,7 +257,11 @@ HOW_TO_APPLY = """
 ## Rebuilding a fixture's repository
 
 `sh materialize.sh FIXTURE_ID DIR` (git 2.28 or later) makes DIR with branch `base` checked out and
-branch `pr` holding the change to review: the commits `miner materialize` makes.
+branch `pr` holding the change to review: the commits `miner materialize` makes. To rebuild many
+fixtures, give a third argument, a cache repository of your own that the script makes and keeps
+(`sh materialize.sh FIXTURE_ID DIR CACHE`): each history bundle is then applied once, into the cache,
+and DIR fetches from it only what its base reaches. The cache collects the history of every fixture
+rebuilt through it: never hand it to a reviewer.
 
 By hand: `git init DIR`; for each line `FOLDER FIRST LAST` of `bundles/FIXTURE_ID.needs`, for N from
 FIRST to LAST, `git bundle unbundle FOLDER/N.bundle` in DIR (in that order: each needs the ones

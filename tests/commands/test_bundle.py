@@ -125,8 +125,8 @@ def test_ranges_and_folders() -> None:
 def test_the_script_rebuilds_every_fixture_as_materialize_makes_it(
     default_build: Path, samples: dict, tmp_path: Path, squash: bool
 ) -> None:
-    """Every fixture from the history bundles; with --squash (one bundle each, no history: simpler)
-    the first fixture of each repository."""
+    """Every fixture from the history bundles, every other one through a cache that the rebuilds
+    share; with --squash (one bundle each, no history: simpler) the first fixture of each repository."""
     fixtures = miner.open_output(default_build)
     repos = {name: samples[name].path for name in sorted({f.answer.repository for f in fixtures})}
     assert len(repos) > 1  # the history of each is cut on its own
@@ -134,10 +134,11 @@ def test_the_script_rebuilds_every_fixture_as_materialize_makes_it(
     assert (tmp_path / "x" / "history").is_dir() != squash
     chosen = list(fixtures) if not squash else [next(f for f in fixtures if f.answer.repository == r) for r in repos]
     rebuilt = []
-    for f in chosen:
+    for n, f in enumerate(chosen):
         made = materialize(default_build, f.id, tmp_path / "m" / f.id, repos[f.answer.repository], squash=squash)
         to = tmp_path / "r" / f.id
-        subprocess.run(["sh", str(tmp_path / "x" / "materialize.sh"), f.id, str(to)], check=True, capture_output=True)
+        cache = [str(tmp_path / "cache")] if n % 2 else []
+        subprocess.run(["sh", str(tmp_path / "x" / "materialize.sh"), f.id, str(to), *cache], check=True, capture_output=True)
         assert git(to, "for-each-ref", "--format=%(refname) %(objectname)") == (
             f"refs/heads/base {made.base}\nrefs/heads/pr {made.pr}\n"
         )
@@ -145,6 +146,8 @@ def test_the_script_rebuilds_every_fixture_as_materialize_makes_it(
         assert files(to) == files(made.path) and git(to, "status", "--porcelain") == "", f.id
         assert not (to / ".git" / "logs").exists() and not (to / ".git" / "refs" / "applied").exists()
         rebuilt.append(to)
+    if not squash:  # the cache holds only what the rebuilds through it needed, under its own refs
+        assert git(tmp_path / "cache", "for-each-ref", "--format=%(refname)", "--count=1").startswith("refs/cuts/history/")
     report = audit(default_build, load_config(), list(repos.values()), rebuilt)
     assert report.ok, report.text()
     assert report.checked["materialized"] == len(chosen)
