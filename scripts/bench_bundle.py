@@ -44,21 +44,26 @@ def bundle_bytes(folder: Path) -> int:
 
 
 def whole_history_bytes(build: Path, repos: list[Path], tmp: Path) -> int:
-    """The bytes of one bundle per repository of its whole history, up to the head it was mined at."""
+    """The bytes of one bundle per repository of its whole history, up to the head it was mined at,
+    made with plain git in a repository of its own (the mined one is only read)."""
     from miner import open_output
-    from miner.commands.sources import mined_repositories
-    from miner.git import NewRepo
 
-    manifest = open_output(build).manifest
-    sources = mined_repositories(manifest, [*repos])
     total = 0
-    for entry in manifest.repositories:
-        source = sources[entry.name]
-        new = NewRepo(tmp / f"whole-{entry.name}", "main")
-        new.receive(source, [entry.head])
-        new.set_ref("refs/heads/main", entry.head)
-        new.bundle(tmp / f"whole-{entry.name}.bundle", ["refs/heads/main"])
-        total += (tmp / f"whole-{entry.name}.bundle").stat().st_size
+    for entry in open_output(build).manifest.repositories:
+        source = next(r for r in repos if subprocess.run(["git", "-C", str(r), "cat-file", "-e", entry.head]).returncode == 0)
+        copy = tmp / f"whole-{entry.name}.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(copy)], check=True)
+        pack = subprocess.run(
+            ["git", "-C", str(source), "pack-objects", "--revs", "--stdout", "-q"],
+            input=f"{entry.head}\n".encode(),
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["git", "-C", str(copy), "index-pack", "--stdin"], input=pack, capture_output=True, check=True)
+        subprocess.run(["git", "-C", str(copy), "update-ref", "refs/heads/main", entry.head], check=True)
+        bundle = tmp / f"whole-{entry.name}.bundle"
+        subprocess.run(["git", "-C", str(copy), "bundle", "create", "-q", str(bundle), "main"], check=True)
+        total += bundle.stat().st_size
     return total
 
 

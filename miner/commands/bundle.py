@@ -6,8 +6,10 @@ find the later fixtures' changes, and their fixes, in it. So the history is cut 
 base (and where each base leaves the mainline, so that fixtures on side branches share the mainline
 below them): cut ``n``'s bundle holds what its commit reaches that no earlier cut it descends from
 reaches, and those cuts' commits are its prerequisites. A fixture needs the bundles of the cuts its
-base descends from, and of no other: every commit in them is an ancestor of its base. Each commit of
-the history is in one bundle (an object that left the tree and came back may be in two).
+base descends from, and of no other: every commit in them is an ancestor of its base. Most commits
+are in one bundle; a commit two side branches share below their bases, when it is not on the mainline,
+is in both of theirs, and an object that left the tree and came back may be in two. On drgn (linear)
+all bundles together are 0.88 of one bundle of the whole history, on runc (merged pull requests) 0.79.
 
 What the export holds:
 
@@ -55,7 +57,7 @@ def plan(graph: Iterable[tuple[str, Sequence[str]]], mainline: Sequence[str], ba
     ``graph`` is every commit the bases and the mainline reach, with its parents, each after its
     parents; ``mainline`` the mined head's first-parent chain, root first. Besides the bases, the
     newest mainline commit each base descends from is a cut (the base itself on a linear history),
-    so fixtures on different side branches share the mainline bundles and repeat none of them."""
+    so fixtures on different side branches share the mainline's bundles instead of each repeating it."""
     graph = list(graph)
     wanted = set(bases)
     on_mainline = {sha: i for i, sha in enumerate(mainline)}
