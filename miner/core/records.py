@@ -105,18 +105,25 @@ class Candidate(Record):
 
 
 class Verdict(Record):
-    """What the judge said of one candidate (or one pair of a bug candidate)."""
+    """What the judge said of one candidate (or one pair of a bug candidate): ``ok`` with the rubric's
+    answers; ``error`` when it could not answer (after its retries); ``unasked`` when the build stopped
+    asking (the token budget was spent, or the judge kept failing). What the answer cost, as the
+    endpoint reported it, is kept with it (replies asked again included)."""
 
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "unasked"]
     error: str | None = None
     fix: str | None = None  # the fix a bug verdict is about
     fix_is_bugfix: Literal["yes", "no", "unsure"] | None = None
     defect_in_change: Literal["introduced", "carried", "not_present", "unsure"] | None = None
     lines_right: Literal["yes", "partly", "no", "n/a"] | None = None
+    reviewable: Literal["yes", "hard", "no"] | None = None  # could a reviewer of the change alone see it
     plausible_pr: Literal["yes", "no"] | None = None
     later_fixed: Literal["yes", "no", "unsure"] | None = None
     real_defect: Literal["yes", "no", "unsure"] | None = None
     reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    retries: int | None = None
 
 
 class Evidence(Record):
@@ -214,6 +221,9 @@ class Answer(Record):
     survival: float | None = None  # share of a clean change's added lines still unchanged at the mined commit
     stratum: str | None = None  # size/spread/language bucket a clean change was sampled from
     judge: Verdict | None = None  # what the optional judge said of a clean change
+    # What a judged build decided of the fixture: "kept"; or, where it was told to keep them marked,
+    # "refused" (--keep-refused) or "unjudged" (--keep-unjudged: no answer). None without a judge.
+    screen: Literal["kept", "refused", "unjudged"] | None = None
 
 
 class Fixture(Record):
