@@ -4,7 +4,7 @@ place. A stage's own small inputs (a ``FixtureJob``, a clean ``Quota``) are data
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,6 +13,10 @@ from miner.core.config import Tier
 
 class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+UTC_TIME = "UTC time as ISO 8601 text, written by iso()"
+UtcTime = Annotated[str, UTC_TIME]  # text in JSON; an export that has a time type declares one (hf)
 
 
 # -- what the walk reads from git ------------------------------------------------------
@@ -149,7 +153,7 @@ class Defect(Record):
     line_start: int
     line_end: int
     fix: str
-    fix_date: str
+    fix_date: UtcTime
     summary: str
     evidence: Evidence
 
@@ -208,8 +212,8 @@ class Answer(Record):
     split: str
     base: str | None
     head: str
-    head_date: str
-    author_date: str
+    head_date: UtcTime
+    author_date: UtcTime
     defects: tuple[Defect, ...] | None = None
     observed_days: int | None = None
     fresh: dict[str, bool]
