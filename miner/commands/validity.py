@@ -185,7 +185,7 @@ def sample(
     for answer in chosen:
         fixture = fixtures[answer.id]
         repo = sources[answer.repository]
-        write_atomic(to / "pages" / f"{answer.id}.md", page(fixture, repo, heads[answer.repository], config))
+        write_atomic(to / "pages" / f"{answer.id}.md", reading_page(fixture, repo, heads[answer.repository], config))
         lines.append(json.dumps(blank_reading(answer)))
     write_atomic(to / "verdicts.jsonl", "\n".join(lines) + "\n")
     write_atomic(to / "README.md", _instructions(fixtures.path, len(chosen), seed))
@@ -204,7 +204,7 @@ def blank_reading(answer: Answer) -> dict[str, Any]:
     return line
 
 
-def page(fixture: Fixture, repo: Repo, head: str, config: Config) -> str:
+def reading_page(fixture: Fixture, repo: Repo, head: str, config: Config) -> str:
     """The reading page of one fixture: what the reviewer sees, the answer, and what the judge reads."""
     answer, visible = fixture.answer, fixture.visible
     out = [
