@@ -5,6 +5,9 @@ it counts, and that every failure is one line and exit 2."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from miner.cli import main
 from miner.commands.build import BuildOptions, JudgeCommand, build, plan_table, summary_table
 from miner.commands.chat_judge import ChatModel, answer, command_model, trimmed
 from miner.core.config import Config, load_config
-from miner.core.errors import JudgeError, MinerError
+from miner.core.errors import INTERRUPTED, JudgeError, MinerError
 from miner.stages.judge import Keep
 
 FIX = {"commit": "f" * 40, "message": "Fix the range", "diff": "-    return start + size - 1\n+    return start + size\n"}
@@ -319,3 +322,39 @@ def test_refused_candidates_kept_for_measuring_the_judge_are_marked(samples: dic
     assert screened.reports[0].dropped["judge"]["judge_not_bugfix"] == len(refused_bugs)
     assert all(d["evidence"]["judge"]["fix_is_bugfix"] == "no" for fid in refused_bugs for d in refused[fid]["defects"])
     assert "--keep-refused" in summary_table(marked)
+
+
+def test_an_interrupted_judged_build_stops_at_once_and_keeps_every_answer_it_had(
+    samples: dict[str, Sample], tmp_path: Path
+) -> None:
+    """Ctrl-C does not wait for the model's replies in flight, and the verdicts already given are not asked
+    again (each is on disk as it comes)."""
+    out = tmp_path / "out"
+    answered: list[int] = []
+
+    def first_three_then_stuck(packet: dict[str, Any]) -> dict[str, str]:
+        if len(answered) >= 3:
+            time.sleep(60)
+        answered.append(1)
+        return answer_for(packet)
+
+    with serve(respond=first_three_then_stuck) as endpoint:
+        command = f"miner judge --url {endpoint.url} --model m1"
+        args = [sys.executable, "-m", "miner", "build", str(samples["pyledger"].path), "--out", str(out), "-q", "--json"]
+        args += ["--judge", command, "--judge-jobs", "2", "--config", str(tmp_path / "every.yaml")]
+        (tmp_path / "every.yaml").write_text("labels: {min_tier: weak}\nclean: {ratio: 100.0, min_count: 1000}\n")
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(answered) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the three verdicts reach the disk
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130 and time.monotonic() - started < 10
+        assert err.strip().splitlines() == [INTERRUPTED]
+        endpoint.respond = answer_for
+        again = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)["repositories"][0]["judge"]
+    assert report["cached"] == 3 and report["failed"] == 0
