@@ -872,14 +872,16 @@ def _judge_notes(result: BuildResult) -> list[str]:
                 f"  {r.name} judge: asked {j.asked} (answered {j.answered}, failed {j.failed}), unasked {j.unasked}, "
                 f"answered before {j.cached}; {j.retries} retries; tokens {j.input_tokens:,} in, {j.output_tokens:,} out"
             )
-    unanswered = sum(r.judge.failed + r.judge.unasked for r in result.reports if r.judge)
-    if unanswered:
-        why = f" ({result.judge_stopped}: the build stopped asking)" if result.judge_stopped else ""
+    failed = sum(r.judge.failed for r in result.reports if r.judge)
+    unasked = sum(r.judge.unasked for r in result.reports if r.judge)
+    if failed or unasked:
+        said = [f"{failed} failed after their retries"] if failed else []
+        said += [f"{unasked} went unasked ({result.judge_stopped}: the build stopped asking)"] if unasked else []
         if result.keep.unjudged:
             fate = "they were kept, marked screen: unjudged (--keep-unjudged)"
         else:
             fate = "they were left out, never passed as screened; the same command again asks them (answers so far are kept)"
-        lines.append(f"note: the judge gave no answer for {unanswered} candidates{why}; {fate}")
+        lines.append(f"note: the judge gave no answer for {failed + unasked} candidates: {'; '.join(said)}; {fate}")
     if result.keep.refused:
         lines.append(
             "note: candidates the judge refused were kept, marked screen: refused (--keep-refused): a set for "

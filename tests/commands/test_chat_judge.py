@@ -64,6 +64,8 @@ def test_it_asks_with_the_rubric_and_the_packet_and_prints_the_answer_and_its_co
 def test_the_answer_is_found_in_prose_and_fences() -> None:
     reply = "Here is my verdict:\n```json\n" + json.dumps({**GOOD, "lines_right": "Partly"}) + "\n```\nThanks."
     assert answer(reply, "bug") == {**GOOD, "lines_right": "partly"}
+    without = {k: v for k, v in GOOD.items() if k != "reviewable"}  # an instruction of one's own may not ask it
+    assert answer(json.dumps(without), "bug") == without
     clean = answer('{"plausible_pr": "yes", "later_fixed": "no", "real_defect": "unsure"}', "clean")
     assert clean == {"plausible_pr": "yes", "later_fixed": "no", "real_defect": "unsure", "reason": ""}
 
@@ -242,7 +244,7 @@ def test_a_budget_stops_the_asking_and_a_rerun_asks_only_the_rest(samples: dict[
         spent = endpoint.billed_input + endpoint.billed_output
         assert spent >= budget and (spent - budget) < (total.input_tokens + total.output_tokens) / total.asked * 3
         assert result.judge_stopped is not None and f"budget of {budget:,} tokens" in result.judge_stopped
-        assert f"no answer for {counts.unasked} candidates" in summary_table(result)
+        assert f"{counts.unasked} went unasked (the judge budget of {budget:,} tokens was spent" in summary_table(result)
         assert len(fixtures(out)) < len(fixtures(tmp_path / "full"))
         assert result.reports[0].dropped["judge"].get("judge_unasked", 0) > 0
         asked_before = endpoint.requests
