@@ -248,7 +248,6 @@ class Judge:
     ) -> None:
         self.command, self.run, self.budget, self.plan = command, run, budget, plan
         self.known: dict[str, Verdict] = dict(known or {})
-        self.new: dict[str, Verdict] = {}
         self.spent = 0  # tokens, in and out, this run
         self.stopped: str | None = None  # why the build stopped asking
         self._save = save
@@ -300,18 +299,19 @@ class Judge:
             counts.input_tokens += reply.input_tokens
             counts.output_tokens += reply.output_tokens
             self._pending.pop(key, None)
-            if verdict.status == "ok":  # a failure is the run's, not an answer: asked again next time
-                self._failures = 0
-                counts.answered += 1
-                self.known[key] = self.new[key] = verdict
-                if self._save is not None:
-                    self._save(key, verdict)
-                return self._charged(verdict, counts)
-            counts.failed += 1
-            self._failures += not reply.deferred
-            if self._failures >= STOP_AFTER and self.stopped is None:
-                self.stopped = f"the judge failed {STOP_AFTER} times in a row (the last: {verdict.error})"
-            return verdict
+            if verdict.status != "ok":  # a failure is the run's, not an answer: asked again next time
+                counts.failed += 1
+                self._failures += not reply.deferred
+                if self._failures >= STOP_AFTER and self.stopped is None:
+                    self.stopped = f"the judge failed {STOP_AFTER} times in a row (the last: {verdict.error})"
+                return verdict
+            self._failures = 0
+            counts.answered += 1
+            self.known[key] = verdict
+        if self._save is not None:  # on disk at once (outside the lock: the other calls need not wait for it)
+            self._save(key, verdict)
+        with self._lock:
+            return self._charged(verdict, counts)
 
     @staticmethod
     def _charged(verdict: Verdict, counts: JudgeCounts) -> Verdict:
