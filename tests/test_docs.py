@@ -1,5 +1,6 @@
-"""The documentation stays true: the README's tour runs as written, every link resolves, every key of
-defaults.yaml and every command and option of the command line is documented, and the README stays short."""
+"""The documentation stays true: the README's tour runs as written, every link in the README, the CHANGELOG and
+docs/ resolves, every key of defaults.yaml and every command and option of the command line is documented, and the
+README stays short."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from miner.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-PAGES = [README, *sorted(DOCS.rglob("*.md"))]
+PAGES = [README, ROOT / "CHANGELOG.md", *sorted(DOCS.rglob("*.md"))]
 
 LINK = re.compile(r"(?<!\\)\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~)")
