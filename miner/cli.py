@@ -107,7 +107,7 @@ def config_option(func: F) -> F:
         "--config",
         "config_path",
         type=click.Path(path_type=Path, dir_okay=False),
-        help="YAML file overriding miner's defaults (see README, Configuration).",
+        help="YAML file overriding miner's defaults (see docs/configuration.md).",
     )(func)
 
 
