@@ -32,7 +32,7 @@ GUIDES = {
     "export": "exports.md",
     "report": "exports.md#one-page-for-people-miner-report",
     "calibrate": "how-it-works.md#measuring-the-tiers-miner-calibrate",
-    "validity": "judge.md#measuring-validity",
+    "validity": "judge.md#measuring-validity-miner-validity",
 }
 
 HEADER = """# Commands reference
