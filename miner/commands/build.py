@@ -85,7 +85,18 @@ from miner.stages.clean import (
     window_end,
 )
 from miner.stages.fixture import FixtureJob, Source, fixture_id, make_answer
-from miner.stages.judge import Asked, Judge, JudgeCounts, JudgedClean, Keep, Screen, command_runner, judged_bugs
+from miner.stages.judge import (
+    Asked,
+    Judge,
+    JudgeCounts,
+    JudgedClean,
+    Keep,
+    Reply,
+    Runner,
+    Screen,
+    command_runner,
+    judged_bugs,
+)
 from miner.stages.ledger import LEDGER, Ledger, updated
 from miner.stages.split import Member, assign_splits, family_keys, repository_split
 from miner.stages.vet import vet_fixes
@@ -333,6 +344,7 @@ def build(
     heads = [r.resolve(rev) for r in repos]
     previous = out if (out / MANIFEST).is_file() else None
     ledger = _load_ledger(previous)
+    judge_run = _judge_runner(options.judge, options.plan) if options.judge else None  # a bad judge stops us here
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
         staging = None if options.plan else Staging(out)
@@ -341,7 +353,7 @@ def build(
         raise
     sources = [s for s in (staging.resumed if staging else None, previous) if s is not None] if options.use_cache else []
     cache = Cache(sources, staging.dir if staging else scratch / "plan")
-    asker = _asker(options.judge, cache, options.plan) if options.judge else None
+    asker = _asker(options.judge, judge_run, cache, options.plan) if options.judge and judge_run else None
     pool, shutdown = make_executor(workers.executor, jobs, workers.address, workers.scheduler_file)
     try:
         start_workers(pool, jobs)
@@ -396,13 +408,19 @@ def build(
     )
 
 
-def _asker(judge: JudgeCommand, cache: Cache, plan: bool) -> Judge:
-    """The judge of a build: ``miner judge`` is asked in this process (``chat_judge.command_model``),
-    any other command as a process per packet; its verdicts are saved as they come."""
+def _judge_runner(judge: JudgeCommand, plan: bool) -> Runner:
+    """How the judge is asked: ``miner judge`` in this process (``chat_judge.command_model``; its options
+    and its client are checked now, before anything is mined), any other command as a process per packet."""
     from miner.commands.chat_judge import chat_runner, command_model
 
     model = command_model(judge.command)
-    run = chat_runner(model) if model else command_runner(judge.command, judge.timeout)
+    if model is None:
+        return command_runner(judge.command, judge.timeout)
+    return _unasked if plan else chat_runner(model)  # a plan asks nothing: it needs no client
+
+
+def _asker(judge: JudgeCommand, run: Runner, cache: Cache, plan: bool) -> Judge:
+    """The judge of a build; its verdicts are saved as they come."""
     return Judge(
         judge.command, run, cache.judge_verdicts(), jobs=judge.jobs, budget=judge.budget, save=cache.add_judge_verdict, plan=plan
     )
@@ -812,6 +830,10 @@ def _answer(m: _Mined, job: FixtureJob, blanked: list[Any], family: str, config:
         family=family,
         **_clean_fields(m, job.head, job.observed_days, config),
     )
+
+
+def _unasked(packet: dict[str, object]) -> Reply:
+    return Reply(None, "a plan asks nothing")
 
 
 def _judge_totals(mined: list[_Mined]) -> dict[str, int]:

@@ -360,3 +360,15 @@ def test_an_interrupted_judged_build_stops_at_once_and_keeps_every_answer_it_had
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)["repositories"][0]["judge"]
     assert report["cached"] == 3 and report["failed"] == 0
+
+
+def test_without_the_openai_package_a_plan_works_and_a_build_says_what_to_install(
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai fails, as where the extra is not installed
+    command = "miner judge --url http://127.0.0.1:9/v1 --model m"
+    plan = build([samples["shelf"].path], tmp_path / "plan", every_clean(), BuildOptions(judge=JudgeCommand(command), plan=True))
+    assert plan.planned and plan.reports[0].judge is not None and plan.reports[0].judge.asked > 0
+    with pytest.raises(MinerError, match=r"pip install 'miner\[judge\]'"):
+        build([samples["shelf"].path], tmp_path / "out", every_clean(), BuildOptions(judge=JudgeCommand(command)))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written: not the output, no staging, no lock
