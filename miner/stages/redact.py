@@ -206,6 +206,8 @@ def _cut(text: str, span: tuple[int, int], segment: tuple[int, int], words: Word
         return cut
     at_end = re.fullmatch(r"[\s.!?]*", after) is not None or re.match(r"[ \t.!?]*\n", after) is not None
     cut.first = _BULLET.fullmatch(before) is not None
+    # Joined: a word of the sentence right before it ("Reconcile #12"), not a comma ("Works now, see #12").
+    cut.joined = bool(before) and not cut.first and (before[-1].isalnum() or before[-1] in "_`'\"")
     if at_end and re.search(r"(?:[,;:]|\s[-\u2013\u2014])$", before):
         cut.label = before.endswith(":")
         cut.start = s + len(before) - 1
@@ -220,7 +222,6 @@ def _cut(text: str, span: tuple[int, int], segment: tuple[int, int], words: Word
         cut.end = end + m.end()  # "Fix #12 and a typo" -> "a typo"
     elif cut.first and len(eaten) == 1 and eaten[0].lower() in words.naming:
         cut.replace = _subject(eaten[0], after, words)
-    cut.joined = bool(before) and not cut.first and (before[-1].isalnum() or before[-1] in "_`'\"")
     return cut
 
 
