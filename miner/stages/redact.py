@@ -15,10 +15,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from miner.core.config import StripConfig
 
-_URL = re.compile(r"(?:[\w+.-]*(?:https?|ftp|ssh|git)://|\bwww\.)[^\s<>\"'`]+?(?=[.,;:!?'\")\]>]*(?:\s|$))", re.I)
+_URL = re.compile(r"(?:[\w+.-]*(?:https?|ftp|ssh|git)://|\bwww\.)[^\s<>\"'`\\]+?(?=[.,;:!?'\")\]>\\]*(?:\s|$))", re.I)
 _MARKDOWN_LINK = re.compile(r"\[([^\]\n]+)\]\(((?:https?|ftp)://[^)\s]+)\)", re.I)
 _EMAIL = re.compile(r"<?\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+>?")
 _FIXED_IDS = re.compile(
@@ -29,7 +30,7 @@ _FIXED_IDS = re.compile(
     r"|\b[A-Za-z]{1,6}#\d+\b"  # PR#12, bz#12, rhbz#12
     r"|(?<![\w&#])#\d+\b"  # #12, not &#12; (an HTML entity)
     r"|\b(?:GH|GL)-\d+\b"
-    r"|\b(?:issues?|PRs?|pull requests?|bugs?|tickets?|MRs?)\s+\d{2,}\b",  # "see issue 51363"
+    r"|\b(?:issues?|PRs?|pull requests?|bugs?|tickets?|MRs?)\s+\d{2,}(?:(?:\s*,\s*|\s+(?:and|or)\s+)\d{2,})*\b",  # bugs 1 and 2
     re.I,
 )
 _KEY = re.compile(r"\b([A-Z][A-Z0-9]+)-\d+\b(?![.]\d)")  # PROJ-12; UTF-8 and GPL-2.0 are no tickets
@@ -37,7 +38,9 @@ _SHA = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.I)
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")  # any hex word that could name a commit
 _GLUED_BEFORE = re.compile(r"(?<![\w.+~@-])[^\W_][\w]*(?:[-.+~@]+\w+)*[-.+~@]+$")
 _REVISION = re.compile(r"[\^~]\d*")
-_CITED_SUBJECT = re.compile(r"\s*\(\s*\"(?:[^\n]|\n(?![ \t]*\n)){1,300}?\"\s*\)")  # commit abc1234 ("subject")
+# A commit's subject cited after its id: abc1234 ("subject"), or abc1234 "subject" on one line.
+_CITED_SUBJECT = re.compile(r"\s*\(\s*\"(?:[^\n]|\n(?![ \t]*\n)){1,300}?\"\s*\)|[ \t]+\"[^\"\n]{1,200}\"")
+_FOOTNOTE_MARK = re.compile(r"\[\w{1,3}\]")
 _FOOTNOTE = re.compile(r"^[ \t]*\[(\w{1,3})\]:?[ \t]+(?:https?|ftp)://\S+[ \t]*$", re.M | re.I)
 _SEPARATOR = re.compile(r"(?:\s|,|;|/|&|\+|\band\b|\bor\b)*", re.I)  # between ids listed together
 _WORD = re.compile(r"[A-Za-z][\w'-]*|\d[\w.]*")
@@ -60,32 +63,30 @@ class Words:
     lead_in: frozenset[str]  # eaten anywhere in the run before a reference: "see", "fixes", "in"
     naming: frozenset[str]  # what a reference is called, eaten only right before it: "issue", "PR", "commit"
     auxiliary: frozenset[str]  # "be", "was": before a participle they make it the sentence's own verb
+    clause: frozenset[str]  # "until", "since": they open a clause whose subject a reference may be
     filler: frozenset[str]  # no content by themselves
     min_words: int
     not_keys: frozenset[str]
 
 
 def words_of(config: StripConfig) -> Words:
-    lists = (config.lead_in_words, config.reference_words, config.auxiliary_words, config.filler_words)
-    return _words(*(tuple(x) for x in lists), config.min_words, tuple(config.not_issue_keys))
+    lists = (config.lead_in_words, config.reference_words, config.auxiliary_words, config.clause_words, config.filler_words)
+    return _words(tuple(tuple(x) for x in lists), config.min_words, tuple(config.not_issue_keys))
 
 
 @lru_cache(maxsize=8)
-def _words(
-    lead_in: tuple[str, ...],
-    naming: tuple[str, ...],
-    auxiliary: tuple[str, ...],
-    filler: tuple[str, ...],
-    least: int,
-    keys: tuple[str, ...],
-) -> Words:
-    def lower(x: tuple[str, ...]) -> frozenset[str]:
-        return frozenset(w.lower() for w in x)
-
-    return Words(lower(lead_in), lower(naming), lower(auxiliary), lower(filler), least, frozenset(keys))
+def _words(lists: tuple[tuple[str, ...], ...], least: int, keys: tuple[str, ...]) -> Words:
+    lead_in, naming, auxiliary, clause, filler = (frozenset(w.lower() for w in x) for x in lists)
+    return Words(lead_in, naming, auxiliary, clause, filler, least, frozenset(keys))
 
 
 _Edit = tuple[int, int, str]  # text[start:end] becomes the string
+
+
+class _Eaten(NamedTuple):
+    word: str
+    start: int
+    end: int
 
 
 @dataclass
@@ -100,8 +101,10 @@ class _Cut:
 
 def id_spans(text: str, words: Words, is_commit: Callable[[str], bool] | None = None) -> list[tuple[int, int]]:
     """Where the ids are, each whole: links, addresses, advisory and issue ids, commit ids."""
-    spans = [m.span() for p in (_URL, _EMAIL, _FIXED_IDS) for m in p.finditer(text)]
-    spans += [m.span() for m in _KEY.finditer(text) if m.group(1) not in words.not_keys]
+    spans = [m.span() for m in _EMAIL.finditer(text)]
+    found = [m.span() for p in (_URL, _FIXED_IDS) for m in p.finditer(text)]
+    found += [m.span() for m in _KEY.finditer(text) if m.group(1) not in words.not_keys]
+    spans += [(_whole_token(text, a, b)[0], b) for a, b in found]  # "pull-local#16756" goes whole
     hexes = [m.span() for m in _SHA.finditer(text)]
     if is_commit is not None:
         hexes += [m.span() for m in _HEX.finditer(text) if is_commit(m.group(0).lower())]
@@ -166,35 +169,37 @@ def _group(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return groups
 
 
-def _eat_lead_in(text: str, start: int, floor: int, words: Words) -> tuple[int, list[str]]:
+def _eat_lead_in(text: str, start: int, floor: int, words: Words, named: bool = True) -> tuple[int, list[_Eaten]]:
     """The start of a reference with the words before it that only introduce it ("Done in",
-    "Useful for solving", "Fixes LP bug", "originally deprecated in"), and those words."""
-    eaten: list[str] = []
+    "Useful for solving", "Fixes LP bug", "originally deprecated in"), and those words, nearest
+    first. ``named``: the reference may be called by a name ("issue #12"; not a footnote's "[1]")."""
+    eaten: list[_Eaten] = []
     while len(eaten) < _MAX_LEAD_IN:
         m = _PREVIOUS.search(text, floor, start)
         if m is None:
             break
         word = m.group(1).lower()
         # "LP bug #12" goes whole; "issue" in "issue seen in #12" is the sentence's.
-        naming = word in words.naming and all(w.lower() in words.naming for w in eaten)
+        naming = named and word in words.naming and all(w.word.lower() in words.naming for w in eaten)
         if not (word in words.lead_in or naming):
             break
         if _participle(word):
             before = _PREVIOUS.search(text, floor, m.start(1))
             if before and before.group(1).lower() in words.auxiliary:
                 break  # "had to be reverted in <sha>": the participle is the sentence's verb
-        eaten.append(m.group(1))
+        eaten.append(_Eaten(m.group(1), m.start(1), m.end(1)))
         start = m.start(1)
     return start, eaten
 
 
 def _participle(word: str) -> bool:
-    return word.endswith(("ed", "en")) or word in ("done", "made", "found", "brought")
+    """A past tense or participle: "introduced", "done", "broke"."""
+    return word.endswith(("ed", "en")) or word in ("done", "made", "found", "brought", "broke", "did", "took")
 
 
 def _cut(text: str, span: tuple[int, int], segment: tuple[int, int], words: Words) -> _Cut:
     s, e = segment
-    start, eaten = _eat_lead_in(text, span[0], s, words)
+    start, eaten = _eat_lead_in(text, span[0], s, words, named=not _FOOTNOTE_MARK.fullmatch(text, *span))
     end = span[1]
     before, after = text[s:start].rstrip(), text[end:e]
     cut = _Cut(start, end)
@@ -204,7 +209,7 @@ def _cut(text: str, span: tuple[int, int], segment: tuple[int, int], words: Word
         before, after = text[s : cut.start].rstrip(), text[cut.end : e]
         cut.first = not before.strip() or _BULLET.fullmatch(before) is not None
         return cut
-    at_end = re.fullmatch(r"[\s.!?]*", after) is not None or re.match(r"[ \t.!?]*\n", after) is not None
+    at_end = re.fullmatch(r"[\s.!?)\]]*", after) is not None or re.match(r"[ \t.!?)\]]*\n", after) is not None
     cut.first = _BULLET.fullmatch(before) is not None
     # Joined: a word of the sentence right before it ("Reconcile #12"), not a comma ("Works now, see #12").
     cut.joined = bool(before) and not cut.first and (before[-1].isalnum() or before[-1] in "_`'\"")
@@ -220,19 +225,37 @@ def _cut(text: str, span: tuple[int, int], segment: tuple[int, int], words: Word
         cut.end = end + m.end()  # "Fix #12: the parser ..." -> "the parser ..."
     elif cut.first and (m := re.match(r"\s*(?:and|or|but)\s+", after, re.I)):
         cut.end = end + m.end()  # "Fix #12 and a typo" -> "a typo"
-    elif cut.first and len(eaten) == 1 and eaten[0].lower() in words.naming:
-        cut.replace = _subject(eaten[0], after, words)
+    elif subject := _subject(text, span, eaten, after, words):
+        keep, noun = subject
+        if keep:
+            cut.start, cut.first = keep, False
+        article = ("An " if noun[0].lower() in "aeiou" else "A ") if cut.first else "the "
+        cut.replace = (" " if keep else "") + article + noun  # "A commit broke X"; "until the bug is fixed"
     return cut
 
 
-def _subject(noun: str, after: str, words: Words) -> str:
-    """What stands for a reference that is its sentence's subject ("Commit <sha> broke X" -> "A commit
-    broke X"): the sentence goes on with a word of content in lower case."""
-    m = re.match(r"\s*([a-z][\w'-]*)", after)
-    if m is None or m.group(1) in words.filler:
-        return ""
-    noun = noun if noun.isupper() else noun.lower()
-    return ("An " if noun[0].lower() in "aeiou" else "A ") + noun
+def _subject(text: str, span: tuple[int, int], eaten: list[_Eaten], after: str, words: Words) -> tuple[int, str] | None:
+    """When a reference is the subject of its sentence's verb ("Commit <sha> broke X", "Given bug
+    968457 was reported", "workarounds until bug 1709118 is fixed"): where the cut starts instead
+    (0: where it does; else after the word that opens the clause, which stays) and the noun that
+    stands for it. Only a commit id, or an id called by its name, followed by a verb in the past or
+    an auxiliary."""
+    verb = re.match(r"\s*([a-z][\w'-]*)", after)
+    if verb is None or not (_participle(verb.group(1)) or verb.group(1) in words.auxiliary):
+        return None
+    keep = 0
+    if eaten and eaten[-1].word.lower() in words.clause:
+        keep, eaten = eaten[-1].end, eaten[:-1]
+    named = re.match(r"([A-Za-z]+)\s", text[span[0] : span[1]])
+    if len(eaten) == 1 and eaten[0].word.lower() in words.naming:
+        noun = eaten[0].word
+    elif not eaten and named and named.group(1).lower() in words.naming:
+        noun = named.group(1)
+    elif not eaten and _SHA.match(text, span[0]):
+        noun = "commit"
+    else:
+        return None
+    return keep, noun if noun.isupper() else noun.lower()
 
 
 def _content(remnant: str, words: Words) -> list[str]:
@@ -256,7 +279,8 @@ def _keeps(text: str, segment: tuple[int, int], cuts: list[_Cut], words: Words) 
         return False  # "full diff: <link>"
     first = every[0]
     # "See #12 for details" -> "for details": what is left only continued the reference.
-    return not (any(c.first for c in cuts) and first.islower() and first in words.filler)
+    pointing = first in words.filler and first in words.lead_in and first not in words.naming  # "for", not "the"
+    return not (any(c.first for c in cuts) and first.islower() and pointing)
 
 
 def redact(text: str, words: Words, is_commit: Callable[[str], bool] | None = None) -> str:
@@ -277,9 +301,16 @@ def redact(text: str, words: Words, is_commit: Callable[[str], bool] | None = No
         plan = plans[i]
         if plan is not None and text[e - 1] == ":" and _announces_only_cuts(text, segments, plans, i):
             # What announced a link that went: a short label goes ("Details:"), a sentence now ends.
-            plans[i] = None if len(_WORD.findall(text[s:e])) <= 4 else [*plan, (e - 1, e, ".")]
+            plans[i] = None if _only_labels(text[s : e - 1], words) else [*plan, (e - 1, e, ".")]
     edits = [edit for (s, e), plan in zip(segments, plans) for edit in (plan if plan is not None else [(s, e, "")])]
     return _tidy(text, sorted(edits))
+
+
+def _only_labels(label: str, words: Words) -> bool:
+    """Whether a line that announced a link is nothing without it: a few words ("Details"), or words
+    that end pointing ("Info from (config removed in latest edition)")."""
+    found = _WORD.findall(re.sub(r"\s*\([^()]*\)$", "", label))
+    return len(_WORD.findall(label)) <= 4 or not found or found[-1].lower() in words.lead_in
 
 
 def _link_text(link: re.Match[str], words: Words) -> str:
@@ -339,7 +370,7 @@ def _tidy(text: str, edits: list[_Edit]) -> str:
         pieces += [text[at:a], _MARK + replace]
         at = b
     out = "".join([*pieces, text[at:]])
-    out = re.sub(r"[(\[][ \t]*\x00[ \t]*[)\]]", _MARK, out)
+    out = re.sub(r"[(\[][ \t]*\x00[ \t]*[)\]]|\"[ \t]*\x00[ \t]*\"|'[ \t]*\x00[ \t]*'", _MARK, out)  # left empty
     lines = []
     for line in out.split("\n"):
         if _MARK not in line:

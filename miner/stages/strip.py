@@ -114,13 +114,13 @@ def _hollow(title: str) -> bool:
 
 def made_title(prefix: str, description: str, paths: Sequence[str]) -> str:
     """A plain title from the change: the description's first sentence when it stands alone
-    (a sentence of 3-20 words that does not lead into a list), else one naming the files."""
+    (a sentence of 2-20 words that does not lead into a list), else one naming the files."""
     first = description.strip().split("\n\n", 1)[0]
     if first and not re.match(r"\s|[-*+>#|`]|\d+[.)]", first):
         flat = " ".join(first.split())
         end = _SENTENCE_END.search(flat)
         sentence = flat[: end.start()] if end else flat
-        if 3 <= len(sentence.split()) <= 20 and len(sentence) <= 120 and not sentence.endswith((":", ",", ";")):
+        if 2 <= len(sentence.split()) <= 20 and len(sentence) <= 120 and not sentence.endswith((":", ",", ";")):
             return prefix + sentence
     names = list(dict.fromkeys(p.rsplit("/", 1)[-1] for p in paths)) or ["files"]
     if len(names) > 3:

@@ -231,7 +231,7 @@ def test_only_the_places_of_removals_are_mended() -> None:
 )
 def test_a_made_title_names_the_files_when_the_description_cannot_stand_alone(paths: list[str], expected: str) -> None:
     assert made_title("", "- a list item\n- another", paths) == expected
-    assert made_title("", "Too short.", paths) == expected
+    assert made_title("", "Done.", paths) == expected
     assert made_title("", "Make the lexer skip BOMs so that files from Windows parse.", paths) == (
         "Make the lexer skip BOMs so that files from Windows parse"
     )
