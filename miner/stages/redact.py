@@ -215,10 +215,13 @@ def _cut(text: str, span: tuple[int, int], segment: tuple[int, int], words: Word
     cut.joined = bool(before) and not cut.first and (before[-1].isalnum() or before[-1] in "_`'\"")
     if at_end and re.search(r"(?:[,;:]|\s[-\u2013\u2014])$", before):
         cut.label = before.endswith(":")
-        cut.start = s + len(before) - 1
+        cut.start, _ = _eat_lead_in(text, s + len(before) - 1, s, words)  # "agent, see: <link>"
         before = text[s : cut.start].rstrip()
+        if before.endswith((",", ";")):
+            cut.start = s + len(before) - 1
+            before = before[:-1].rstrip()
         line = max(s, text.rfind("\n", s, cut.start) + 1)
-        if cut.label and line > s and len(_WORD.findall(text, line, cut.start)) <= 4:
+        if cut.label and len(_WORD.findall(text, line, cut.start)) <= 4:
             cut.start, cut.label = line, False  # a label on its own line ("Vendor doc: <link>") goes with it
             before = text[s:line].rstrip()
     elif (cut.first or before.endswith((",", ";"))) and (m := re.match(r"\s*(?:[,;:]|[-\u2013\u2014](?=\s))\s*", after)):

@@ -189,6 +189,8 @@ def test_text_without_an_id_stays_exactly_as_it_was(text: str) -> None:
     [
         ("Fix #6509: Interactive container hangs", "Interactive container hangs"),
         ("Works now, see #12.", "Works now."),
+        ("It was left empty (due to a bug), see: https://x.org/pull/50832", "It was left empty (due to a bug)"),
+        ("Background on this error at: http://sqlalche.me/e/2j85", ""),
         ("Fix compilation issue caused by #8319", "Fix compilation issue"),
         ("This patch had to be reverted in 6b7304d8d38c.", "This patch had to be reverted."),
         ("Handles missed comments in PR#10622 and adds an API test", "Handles missed comments and adds an API test"),
