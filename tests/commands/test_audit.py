@@ -460,6 +460,14 @@ def test_what_an_older_miner_left_is_counted_as_fragments(garbled: Garbled, tmp_
     assert "fragments dangling-end=3, id-remnant=2, leading-punctuation=0" in result.stdout
 
 
+def test_an_advisory_id_in_lower_case_is_an_issue_reference(garbled: Garbled, tmp_path: Path) -> None:
+    out = copy(garbled.out, tmp_path)
+    path = out / "visible" / f"{garbled.fixtures()['advisory']}.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"description": "* fix(sec): cve-2024-39338"}))
+    code, report, _ = audit(str(out), "--repo", str(garbled.repo))
+    assert code == 1 and checks(report) == {"issue-ref"}
+
+
 def test_with_stripping_off_the_trailers_show_and_nothing_is_a_fragment(garbled: Garbled, tmp_path: Path) -> None:
     raw = tmp_path / "raw"
     build([garbled.repo], raw, load_config().with_overrides(strip={"enabled": False}), progress=False)
@@ -509,3 +517,11 @@ def test_fragment_candidates_and_their_confirmation(
     from miner.commands.fragments import fragments
 
     assert [(kind, confirmed) for kind, _, confirmed in fragments(title, description, original)] == found
+
+
+def test_explain_says_when_miner_made_the_title(garbled: Garbled) -> None:
+    from miner.commands.explain import explain
+
+    ids = garbled.fixtures()
+    assert "made by miner" in explain(garbled.out, ids["reconcile"])
+    assert "made by miner" not in explain(garbled.out, ids["dco"])
