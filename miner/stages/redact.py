@@ -175,7 +175,7 @@ def _eat_lead_in(text: str, start: int, floor: int, words: Words, named: bool = 
     first. ``named``: the reference may be called by a name ("issue #12"; not a footnote's "[1]")."""
     eaten: list[_Eaten] = []
     while len(eaten) < _MAX_LEAD_IN:
-        m = _PREVIOUS.search(text, floor, start)
+        m = _PREVIOUS.search(text, max(floor, start - 64), start)  # a word's length back, not the whole sentence
         if m is None:
             break
         word = m.group(1).lower()
@@ -280,7 +280,7 @@ def _keeps(text: str, segment: tuple[int, int], cuts: list[_Cut], words: Words) 
         return False  # "Useful for solving #424" -> "Useful"
     if any(c.label for c in cuts) and len(every) <= 4:
         return False  # "full diff: <link>"
-    first = every[0]
+    first = _WORD.findall(remnant)[0]  # "0x7f60 in main" starts with the address, not with "in"
     # "See #12 for details" -> "for details": what is left only continued the reference.
     pointing = first in words.filler and first in words.lead_in and first not in words.naming  # "for", not "the"
     return not (any(c.first for c in cuts) and first.islower() and pointing)

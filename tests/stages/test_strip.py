@@ -217,6 +217,11 @@ def test_references_go_whole_with_the_words_that_introduce_them(text: str, expec
     assert scrub(text) == expected
 
 
+def test_a_stack_trace_loses_its_frame_numbers_only() -> None:
+    trace = "Crash:\n\n    #0 0x7f60b0afe8c6 in strlen\n    #1 0x4bd128 in main ./src/cli.c:69:10\n"
+    assert scrub(trace) == "Crash:\n\n    0x7f60b0afe8c6 in strlen\n    0x4bd128 in main ./src/cli.c:69:10"
+
+
 def test_only_the_places_of_removals_are_mended() -> None:
     description = "Keep  two spaces here.\n\n- item one (#12)\n- item two\n    code(x) ;  # kept\n"
     assert scrub(description) == "Keep  two spaces here.\n\n- item one\n- item two\n    code(x) ;  # kept\n".rstrip("\n")
