@@ -9,7 +9,7 @@ so a bug there shows up here. Each check is named in every finding it makes:
   sha-like      title or description holds a 7-40 character hex token with a digit and a letter
                 (a warning: without the repository it cannot be told from a hash or a colour)
   issue-ref     title or description holds ``#123``, ``GH-123``, ``PROJ-123``, ``owner/repo#123`` or an
-                advisory id in any case (``cve-2024-39338``, ``GHSA-xxxx-xxxx-xxxx``)
+                advisory id in any case (``cve-2024-39338``, ``GHSA-xxxx-xxxx-xxxx``), ``RHBZ#123``
   url, email    title or description holds a link or an e-mail address
   fix-subject   title or description holds the subject of a fix that labelled the change
   trailer       title or description holds a trailer (``Signed-off-by``, ``Docker-DCO-1.1-Signed-off-by``,
@@ -63,7 +63,8 @@ _URL = re.compile(r"\b(?:https?|ftp|ssh|git)://\S+|\bwww\.[\w-]+\.\w+", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
 # A key followed by a dot and a digit is a version (GPL-2.0), not a ticket.
 _ISSUE = re.compile(r"(?<![\w&])#\d+\b|\b(?:GH|gh|GL|gl)-\d+\b|\b[\w.-]+/[\w.-]+#\d+\b|\b([A-Z][A-Z0-9]+)-\d+\b(?![.]\d)")
-_ADVISORY = re.compile(r"\bCVE-\d{4}-\d{4,}\b|\bGHSA(?:-[0-9a-z]{4}){3}\b", re.I)  # in any case: cve-2024-39338
+# In any case: cve-2024-39338; and a tracker's prefix glued to the number: RHBZ#1150656, PR#12.
+_ADVISORY = re.compile(r"\bCVE-\d{4}-\d{4,}\b|\bGHSA(?:-[0-9a-z]{4}){3}\b|\b[A-Za-z]{1,6}#\d+\b", re.I)
 # Upper-case words followed by a number that name a standard, not a ticket.
 _NOT_TICKETS = {"UTF", "UCS", "ISO", "SHA", "MD", "PEP", "RFC", "CP", "WIN", "AES", "HTTP", "TLS", "SSL", "X"}
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -180,7 +181,7 @@ def _message_leaks(fx: _Fixture, commits: list[str] | None) -> Iterator[Finding]
             if match.group(1) not in _NOT_TICKETS:
                 yield Finding("issue-ref", fx.id, f"{where}: {match.group(0)!r}")
         for match in _ADVISORY.finditer(text):
-            if match.group(0) != match.group(0).upper():  # upper case is an issue-ref above already
+            if "#" in match.group(0) or match.group(0) != match.group(0).upper():  # else reported above
                 yield Finding("issue-ref", fx.id, f"{where}: {match.group(0)!r}")
         for match in _HEX.finditer(text):
             token = match.group(0).lower()

@@ -1,9 +1,13 @@
 """Stage 5: strip hints from what the reviewer will see.
 
-Descriptions lose trailers, issue and PR references, links, e-mail addresses and anything
-that looks like a commit SHA or names a commit. Comments on the change's added lines that flag a
-problem (FIXME, TODO, XXX, ...) are blanked in place, so line numbers stay true, and commit ids
-on those lines are removed; every edit is returned so the answer part can record it.
+Descriptions lose trailers of every shape (known keys anywhere, with any prefix such as
+``Docker-DCO-1.1-``; the closing block git reads as trailers), and titles and descriptions lose
+issue, advisory and PR references, links, e-mail addresses and commit ids, each whole with the
+words that only introduce it (``redact``), so what is left reads as a person wrote it. A title
+left with no content of its own is replaced by one made from the change, and the answer says so.
+Comments on the change's added lines that flag a problem (FIXME, TODO, XXX, ...) are blanked in
+place, so line numbers stay true, and commit ids on those lines are removed; every edit is
+returned so the answer part can record it.
 """
 
 from __future__ import annotations

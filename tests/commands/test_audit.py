@@ -460,12 +460,13 @@ def test_what_an_older_miner_left_is_counted_as_fragments(garbled: Garbled, tmp_
     assert "fragments dangling-end=3, id-remnant=2, leading-punctuation=0" in result.stdout
 
 
-def test_an_advisory_id_in_lower_case_is_an_issue_reference(garbled: Garbled, tmp_path: Path) -> None:
+def test_an_advisory_id_in_lower_case_or_a_glued_tracker_id_is_an_issue_reference(garbled: Garbled, tmp_path: Path) -> None:
     out = copy(garbled.out, tmp_path)
     path = out / "visible" / f"{garbled.fixtures()['advisory']}.json"
-    path.write_text(json.dumps(json.loads(path.read_text()) | {"description": "* fix(sec): cve-2024-39338"}))
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"description": "* fix(sec): cve-2024-39338 (RHBZ#1150656)"}))
     code, report, _ = audit(str(out), "--repo", str(garbled.repo))
-    assert code == 1 and checks(report) == {"issue-ref"}
+    found = [f["detail"] for f in report["findings"] if f["check"] == "issue-ref"]
+    assert code == 1 and checks(report) == {"issue-ref"} and len(found) == 2, found
 
 
 def test_with_stripping_off_the_trailers_show_and_nothing_is_a_fragment(garbled: Garbled, tmp_path: Path) -> None:
