@@ -222,4 +222,4 @@ def load_config(path: Path | None = None) -> Config:
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         source = f"config {path}" if path else "built-in config"
-        raise ConfigError(f"{source}: {key}: {first['msg']}; see the Configuration section of the README") from exc
+        raise ConfigError(f"{source}: {key}: {first['msg']}; see docs/configuration.md") from exc

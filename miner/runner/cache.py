@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +33,7 @@ from miner.stages.clean import Checked
 
 CACHE = "cache"
 CLEAN_CHECKS = "clean_checks.jsonl"
+JUDGE = "judge.jsonl"
 
 
 def labels_key(config: Config) -> str:
@@ -123,6 +125,7 @@ class Cache:
         self.sources = [s / CACHE for s in sources if (s / CACHE).is_dir()]
         self.dir = staging / CACHE
         self._open: dict[Path, TextIO] = {}
+        self._lock = threading.Lock()
 
     # -- reading ------------------------------------------------------------------
 
@@ -204,7 +207,7 @@ class Cache:
         """The judge's verdicts of earlier builds, by the digest of command and packet (miner.stages.judge)."""
         found: dict[str, Verdict] = {}
         for source in reversed(self.sources):  # the newest source wins
-            for entry in _lines(source / "judge.jsonl"):
+            for entry in _lines(source / JUDGE):
                 try:
                     found[entry["key"]] = Verdict.model_validate(entry["verdict"])
                 except (KeyError, TypeError, ValidationError):
@@ -213,9 +216,24 @@ class Cache:
 
     # -- writing ------------------------------------------------------------------
 
+    def add_judge_verdict(self, key: str, verdict: Verdict) -> None:
+        """One verdict as the judge gives it, on disk at once: an answer costs money, and an interrupted
+        build's answers are read back by the next."""
+        path = self.dir / JUDGE
+        self._append(path, json.dumps({"key": key, "verdict": verdict.model_dump(mode="json")}, sort_keys=True))
+        with self._lock:
+            handle = self._open[path]
+            handle.flush()
+            os.fsync(handle.fileno())
+
     def save_judge_verdicts(self, verdicts: dict[str, Verdict]) -> None:
+        """Every verdict known, sorted (the file ``add_judge_verdict`` appended to is written anew)."""
+        with self._lock:
+            handle = self._open.pop(self.dir / JUDGE, None)
+            if handle is not None:
+                handle.close()
         self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.dir / "judge.jsonl", "w", encoding="utf-8") as handle:
+        with open(self.dir / JUDGE, "w", encoding="utf-8") as handle:
             for key in sorted(verdicts):
                 handle.write(json.dumps({"key": key, "verdict": verdicts[key].model_dump(mode="json")}, sort_keys=True) + "\n")
 
@@ -240,11 +258,12 @@ class Cache:
                 handle.write(json.dumps({"path": path, **tips[path].to_json()}) + "\n")
 
     def _append(self, path: Path, line: str) -> None:
-        handle = self._open.get(path)
-        if handle is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._open[path] = open(path, "a", encoding="utf-8")
-        handle.write(line + "\n")
+        with self._lock:  # the judge's threads append verdicts while the build appends checks
+            handle = self._open.get(path)
+            if handle is None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                handle = self._open[path] = open(path, "a", encoding="utf-8")
+            handle.write(line + "\n")
 
     def add_labels(self, identity: str, key: str, results: Iterable[LabelResult]) -> None:
         path = self.dir / identity / "labels.jsonl"
@@ -276,9 +295,10 @@ class Cache:
         (folder / "heads.json").write_text(json.dumps(sorted(set(heads))) + "\n", encoding="utf-8")
 
     def close(self) -> None:
-        for handle in self._open.values():
-            handle.close()
-        self._open.clear()
+        with self._lock:
+            for handle in self._open.values():
+                handle.close()
+            self._open.clear()
 
     def sort_labels(self) -> None:
         """Rewrite each labels file sorted by fix (and each clean checks file by commit), so the

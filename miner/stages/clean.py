@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import math
 import re
 from collections import Counter
@@ -575,34 +576,27 @@ def pick_clean(
     taken: set[str] = set()
     refused: set[str] = set()
     picks: list[CleanPick] = []
+    many: Callable[[Sequence[CommitMeta]], list[str | None]] = getattr(check, "many", None) or (lambda ms: [check(m) for m in ms])
 
-    def accept(meta: CommitMeta) -> bool:
-        if meta.sha in taken or meta.sha in refused:
-            return False
-        reason = check(meta)
-        if reason:
-            dropped[reason] += 1
-        else:
-            taken.add(meta.sha)
-            picks.append(
-                CleanPick(
-                    sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400, stratum="/".join(stratum(meta, config))
-                )
-            )
-            return True
-        refused.add(meta.sha)
-        return False
+    def take(candidates: list[CommitMeta], want: int) -> None:
+        """The first ``want`` of ``candidates`` (in order) that pass the checks. They are asked in
+        batches of as many as are still wanted, so a check that runs side by side (the judge's) does
+        and none is asked for nothing; the picks are those of asking one at a time."""
+        waiting = iter([m for m in candidates if m.sha not in taken and m.sha not in refused])
+        while want > 0 and (batch := list(itertools.islice(waiting, want))):
+            for meta, reason in zip(batch, many(batch)):
+                if reason:
+                    dropped[reason] += 1
+                    refused.add(meta.sha)
+                    continue
+                taken.add(meta.sha)
+                observed = (mined_at - meta.committer_time) // 86400
+                picks.append(CleanPick(sha=meta.sha, observed_days=observed, stratum="/".join(stratum(meta, config))))
+                want -= 1
 
     for group, share in quotas:
-        got = 0
-        for meta in groups.get(group, []):
-            if got >= share:
-                break
-            got += accept(meta)
-    for meta in eligible:  # fill what the strata could not, in seeded order
-        if len(picks) >= count:
-            break
-        accept(meta)
+        take(groups.get(group, []), share)
+    take(eligible, count - len(picks))  # fill what the strata could not, in seeded order
     left = len(eligible) - len(taken) - len(refused)
     if left:
         dropped["not_sampled"] += left
