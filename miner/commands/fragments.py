@@ -77,8 +77,10 @@ def _tail(sentence: str, n: int = 3) -> tuple[str, ...]:
 
 
 def _ends_dangling(sentence: str) -> bool:
-    words = re.findall(r"[\w'-]+", sentence.rstrip(" \t.!?:;,\"')]").lower())
-    return bool(words) and words[-1] in _DANGLING and not sentence.rstrip().endswith((")", '"', "'"))
+    """The sentence's last word needs a continuation; one stop may follow it ("Done in."), not a
+    bracket or a quote that closes (``"opt in to"``) nor more (``in ??`` of a backtrace)."""
+    last = re.search(r"([\w'-]+)\s*[.!?:;,]?\s*$", sentence)
+    return last is not None and last.group(1).lower() in _DANGLING
 
 
 def fragments(title: str, description: str, original: str | None) -> Iterator[tuple[str, str, bool]]:

@@ -509,6 +509,7 @@ def test_the_visible_key_moves_with_the_stripping_code(monkeypatch: pytest.Monke
         ("Bump to 1.2.3 at 10:30", "Read -1 and 0.5 in C# and F#", "Bump to 1.2.3 at 10:30", []),
         ("fix(sec): -39338", "", "fix(sec): CVE-2024-39338", [("id-remnant", True)]),
         ("Log in", "It ends in\n\n    for x in", "Log in", [("dangling-end", False), ("dangling-end", True)]),  # no code
+        ("Trace", "> 0x00007f9bc4ea7838 in ??", "Trace\n\n> #2 0x00007f9bc4ea7838 in ??", []),  # a backtrace's frame
     ],
 )
 def test_fragment_candidates_and_their_confirmation(
