@@ -102,6 +102,7 @@ from miner.stages.split import Member, assign_splits, family_keys, repository_sp
 from miner.stages.vet import vet_fixes
 from miner.stages.walk import find_fixes
 from miner.stages.write import (
+    Earlier,
     Staging,
     Written,
     assemble_manifest,
@@ -745,8 +746,8 @@ def _write_fixtures(
             if reuse is None:
                 todo.append(job)
                 continue
-            answer = _answer(m, replace(job, split=splits[fid]), reuse[1], family[fid], config)
-            entries.append(write_fixture(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
+            answer = _answer(m, replace(job, split=splits[fid]), reuse, family[fid], config)
+            entries.append(write_fixture(staging, answer, reuse.visible, family[fid]))  # the visible text, as it was
         # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
         source = Source(m.report.name, m.report.identity)
         calls = ((RepoRef.of(m.repo), source, chunk, config) for chunk in chunks(todo, jobs, largest=8))
@@ -819,14 +820,15 @@ def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) ->
     return answer_fields(observed, picked, survival, m.verdicts.get(head), config) | screen
 
 
-def _answer(m: _Mined, job: FixtureJob, blanked: list[Any], family: str, config: Config) -> Answer:
+def _answer(m: _Mined, job: FixtureJob, earlier: Earlier, family: str, config: Config) -> Answer:
     """The answer of a fixture whose visible part an earlier build made (``job.split``: the ledger's)."""
     return make_answer(
         Source(m.report.name, m.report.identity),
         job,
         m.metas[job.head],
-        blanked,
+        earlier.blanked,
         config,
+        title_replaced=earlier.title_replaced,
         family=family,
         **_clean_fields(m, job.head, job.observed_days, config),
     )
