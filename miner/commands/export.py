@@ -7,7 +7,8 @@ Formats (each written deterministically into ``--to``, which must be new or empt
   ``metadata``), loadable by ``inspect_ai.dataset.json_dataset`` with no field mapping; ``target``
   holds the answer (the scorer's side), never ``input``.
 - ``hf``: a folder to push to a dataset hub: ``visible`` and ``answers`` as two configurations, each
-  split into ``dev`` and ``heldout`` JSON Lines files, and a dataset card whose YAML header names them.
+  split into ``dev`` and ``heldout`` JSON Lines (or Parquet) files, and a dataset card whose YAML header
+  names them and declares every column's type (``miner.commands.hf_schema``).
 - ``promptfoo``: ``tests.jsonl`` (``vars``: title, description, diff; ``assert``: a Python assertion,
   ``miner_assert.py`` beside it, that scores the output with miner's matching, the answer in the
   assertion's ``config``, never in ``vars``) and a starter ``promptfooconfig.yaml``.
@@ -35,16 +36,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
 from miner.commands.bundle import HOW_TO_APPLY, write_bundles
+from miner.commands.hf_schema import ColumnType, arrow_schema, columns, features, row
 from miner.commands.sources import RepoSpec, mined_repositories
 from miner.core.errors import MinerError, TargetDirError
 from miner.core.output import FixtureSet, open_output
-from miner.core.records import Fixture
+from miner.core.records import Answer, Fixture, Visible
 from miner.stages.write import write_atomic
 
 Format = Literal["jsonl", "inspect", "hf", "promptfoo", "bundle"]
 FORMATS: tuple[Format, ...] = ("jsonl", "inspect", "hf", "promptfoo", "bundle")
 _CANARY_SPACE = uuid.UUID("6f1d3c1e-52a4-4e0b-9a51-8d6c2f6a2b10")
+# The hf export's configurations and their columns: what ``visible_record`` and ``_answer`` write.
+HF_COLUMNS: dict[str, dict[str, ColumnType]] = {
+    "visible": {**columns(Visible), "repository": "string", "split": "string", "canary": "string"},
+    "answers": {**columns(Answer), "canary": "string"},
+}
 
 
 @dataclass(frozen=True)
@@ -199,8 +208,8 @@ def _inspect(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> 
 
 def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str, parquet: bool = False) -> None:
     """A file per configuration and split that has records (a dataset loader refuses an empty split),
-    JSON Lines or, with ``parquet``, Parquet (its nested fields, such as ``files`` and ``defects``, as
-    JSON text)."""
+    JSON Lines or, with ``parquet``, Parquet; each row in the shape of ``HF_COLUMNS``, which the card
+    declares (and a Parquet file's schema holds), so no loader has to guess a type from the first rows."""
     for split in ("dev", "heldout"):
         mine = [f for f in chosen if f.split == split]
         for config, records in (
@@ -213,17 +222,14 @@ def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str, parquet:
                     import pyarrow as pa
                     import pyarrow.parquet as pq
 
-                    # Nested fields as JSON text: Parquet has no type for an empty mapping (fresh: {}).
-                    flat = [
-                        {k: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v for k, v in r.items()}
-                        for r in records
-                    ]
+                    rows = [row(r, HF_COLUMNS[config], dt.datetime.fromisoformat) for r in records]
                     try:
-                        pq.write_table(pa.Table.from_pylist(flat), to / config / f"{split}.parquet")
+                        table = pa.Table.from_pylist(rows, schema=arrow_schema(HF_COLUMNS[config]))
+                        pq.write_table(table, to / config / f"{split}.parquet")
                     except pa.ArrowException as exc:
                         raise MinerError(f"Parquet cannot hold the {config} records ({exc}); export JSON Lines") from None
                 else:
-                    write_atomic(to / config / f"{split}.jsonl", _lines(records))
+                    write_atomic(to / config / f"{split}.jsonl", _lines(row(r, HF_COLUMNS[config]) for r in records))
 
 
 ASSERTION = '''"""Score a reviewer's output on one miner fixture, for promptfoo (exported by `miner export`).
@@ -288,15 +294,17 @@ def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, o
     by_split = {s: sum(f.split == s for f in chosen) for s in ("dev", "heldout")}
     header = ""
     if fmt == "hf":
-        configs = []
+        configs, infos = [], []
         for config in ("visible", "answers"):
             splits = [
                 s for s in ("dev", "heldout") if any(f.split == s and (config == "visible" or f.id in answered) for f in chosen)
             ]
             if splits:
-                files = "\n".join(f"  - split: {s}\n    path: {config}/{s}.{suffix}" for s in splits)
-                configs.append(f"- config_name: {config}\n  data_files:\n{files}")
-        header = "---\nconfigs:\n" + "\n".join(configs) + "\nlicense: other\n---\n\n"
+                files = [{"split": s, "path": f"{config}/{s}.{suffix}"} for s in splits]
+                configs.append({"config_name": config, "data_files": files})
+                infos.append({"config_name": config, "features": features(HF_COLUMNS[config])})
+        card = {"configs": configs, "dataset_info": infos, "license": "other"}
+        header = "---\n" + yaml.safe_dump(card, sort_keys=False, allow_unicode=True) + "---\n\n"
     return (
         header + f"# Code-review fixtures exported by miner ({fmt})\n\n"
         f"{len(chosen)} fixtures ({by_split['dev']} dev, {by_split['heldout']} held out) from `{out.name}`; "

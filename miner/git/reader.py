@@ -310,6 +310,10 @@ class Repo:
     def commit_time(self, sha: str) -> int:
         return int(self._commit(sha).commit_time)
 
+    def message(self, sha: str) -> str:
+        """The commit's message as its author wrote it."""
+        return str(self._commit(sha).message)
+
     def root_commits(self, rev: str) -> list[str]:
         out = self.run("rev-list", "--max-parents=0", rev)
         return sorted(out.decode().split())

@@ -100,6 +100,10 @@ def test_hf_folder_has_a_card_that_names_its_configurations(built: Path, tmp_pat
             assert (tmp_path / "hf" / entry["path"]).is_file()
     assert not (tmp_path / "hf" / "answers" / "heldout.jsonl").exists()  # held-out answers are left out
     assert [e["split"] for e in names["answers"]] == ["dev"]
+    for info in header["dataset_info"]:  # every configuration declares its columns: those its rows hold
+        first = lines(tmp_path / "hf" / info["config_name"] / "dev.jsonl")[0]
+        assert [f["name"] for f in info["features"]] and {f["name"] for f in info["features"]} == set(first)
+    assert [i["config_name"] for i in header["dataset_info"]] == list(names)
 
 
 def test_bundles_hold_the_change_and_nothing_later(
