@@ -40,6 +40,11 @@ _WHERE = {
     "BuildOptions": "miner.commands.build",
     "Workers": "miner.commands.build",
     "JudgeCommand": "miner.commands.build",
+    "Keep": "miner.stages.judge",
+    "Rate": "miner.commands.validity",
+    "is_valid": "miner.commands.validity",
+    "draw_order": "miner.commands.validity",
+    "reading_page": "miner.commands.validity",
     "audit": "miner.commands.audit",
     "AuditReport": "miner.commands.audit",
     "materialize": "miner.commands.materialize",
@@ -103,6 +108,7 @@ if TYPE_CHECKING:
     from miner.commands.explain import explain
     from miner.commands.export import Selection, export
     from miner.commands.materialize import Materialized, materialize
+    from miner.commands.validity import Rate, draw_order, is_valid, reading_page
     from miner.core.classify import fix_link, trailer_shas
     from miner.core.config import Config, load_config
     from miner.core.errors import MinerError
@@ -113,3 +119,4 @@ if TYPE_CHECKING:
     from miner.stages.baseline import pydriller_szz
     from miner.stages.blame import tier_allowed
     from miner.stages.fixture import decode
+    from miner.stages.judge import Keep

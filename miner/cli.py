@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
-from miner.commands.build import BuildOptions, JudgeCommand, Window, Workers, build, repository_name, summary_table
+from miner.commands.build import BuildOptions, JudgeCommand, Window, Workers, build, plan_table, repository_name, summary_table
 from miner.commands.explain import explain
 from miner.core.config import TIERS, load_config
 from miner.core.errors import INTERRUPTED, MinerError
 from miner.runner.engine import default_jobs
+from miner.stages.judge import Keep
 
 F = TypeVar("F", bound=Callable[..., Any])
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def config_option(func: F) -> F:
         "--config",
         "config_path",
         type=click.Path(path_type=Path, dir_okay=False),
-        help="YAML file overriding miner's defaults (see README, Configuration).",
+        help="YAML file overriding miner's defaults (see docs/configuration.md).",
     )(func)
 
 
@@ -203,9 +204,37 @@ def named_or_plain(specs: tuple[str, ...]) -> list[Path | tuple[str, Path]]:
 @click.option(
     "--judge-timeout",
     type=click.FloatRange(min=1),
-    default=300.0,
+    default=600.0,
     show_default=True,
-    help="Seconds a --judge call may take before it counts as failed.",
+    help="Seconds a --judge command run as a process may take before it counts as failed (miner judge has its own --timeout).",
+)
+@click.option(
+    "--judge-jobs",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Judge calls at once (apart from -j: a model call waits on the network, not on this machine).",
+)
+@click.option(
+    "--judge-budget",
+    type=click.IntRange(min=1),
+    metavar="TOKENS",
+    help="Stop asking the judge once this many tokens (input and output) are spent; the rest go unasked.",
+)
+@click.option(
+    "--keep-unjudged",
+    is_flag=True,
+    help="Keep candidates the judge gave no answer for, marked screen: unjudged (by default they are left out).",
+)
+@click.option(
+    "--keep-refused",
+    is_flag=True,
+    help="Keep candidates the judge refused, marked screen: refused: a set to measure the judge with miner validity.",
+)
+@click.option(
+    "--plan",
+    is_flag=True,
+    help="With --judge: mine, ask nothing, write nothing; print how many packets the judge would be asked, and their size.",
 )
 @click.option(
     "--allow-missing-objects",
@@ -235,6 +264,11 @@ def build_cmd(
     scheduler_file: Path | None,
     judge_cmd: str | None,
     judge_timeout: float,
+    judge_jobs: int,
+    judge_budget: int | None,
+    keep_unjudged: bool,
+    keep_refused: bool,
+    plan: bool,
     allow_missing: bool,
     as_json: bool,
     quiet: bool,
@@ -250,9 +284,15 @@ def build_cmd(
 
         miner build path/to/repo --out fixtures_out --force --since 2026-06-01
 
-        miner build path/to/repo --out fixtures_out --judge "python my_judge.py"
+        miner build path/to/repo --out fixtures_out --judge "miner judge --model gpt-4.1" --judge-budget 20000000
+
+        miner build path/to/repo --judge "miner judge --url http://localhost:8000/v1 --model qwen2.5-coder" --plan
     """
     window = Window(since=parse_date(since, "--since"), until=parse_date(until, "--until"))
+    judged = {"--judge-budget": judge_budget, "--keep-unjudged": keep_unjudged, "--keep-refused": keep_refused, "--plan": plan}
+    lonely = next((flag for flag, value in judged.items() if value), None)
+    if lonely and not judge_cmd:
+        raise MinerError(f"{lonely} is for a judged build; add --judge CMD (or leave {lonely} out)")
     if window.since and window.until and window.since > window.until:
         raise MinerError(f"--since {since} is after --until {until}; swap them")
     if executor == "local" and (address or scheduler_file):
@@ -279,18 +319,19 @@ def build_cmd(
             scheduler_file=str(scheduler_file) if scheduler_file else None,
         ),
         use_cache=not no_cache,
-        judge=JudgeCommand(judge_cmd, judge_timeout) if judge_cmd else None,
+        judge=JudgeCommand(judge_cmd, judge_timeout, judge_jobs, judge_budget, Keep(keep_unjudged, keep_refused))
+        if judge_cmd
+        else None,
         allow_missing=allow_missing,
+        plan=plan,
     )
     result = build(paths, out, config, options, force=force, progress=not quiet and sys.stderr.isatty())
     if as_json:
-        click.echo(
-            json.dumps(
-                {"out": str(result.out), "fixtures": result.fixtures, "repositories": [r.to_json() for r in result.reports]},
-                indent=2,
-                sort_keys=True,
-            )
-        )
+        report: dict[str, Any] = {"fixtures": result.fixtures, "repositories": [r.to_json() for r in result.reports]}
+        report |= {"plan": True} if result.planned else {"out": str(result.out)}
+        click.echo(json.dumps(report, indent=2, sort_keys=True))
+    elif result.planned:
+        click.echo(plan_table(result))
     else:
         click.echo(summary_table(result, config), err=True)
 
@@ -553,7 +594,7 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
     required=True,
     type=click.Choice(["jsonl", "inspect", "hf", "promptfoo", "bundle"]),
     help="jsonl, inspect (Inspect samples), hf (a dataset-hub folder), promptfoo (tests and an assertion) "
-    "or bundle (a git bundle a fixture).",
+    "or bundle (git bundles: each repository's history once, and a thin bundle per fixture).",
 )
 @click.option("--to", "to", required=True, type=click.Path(path_type=Path), help="A new or empty directory.")
 @click.option("--split", type=click.Choice(["dev", "heldout", "all"]), default="all", show_default=True)
@@ -572,6 +613,11 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
     help="A repository the fixtures were mined from (needed by --format bundle; repeatable, one for each).",
 )
 @click.option("--parquet", is_flag=True, help="With --format hf: Parquet files instead of JSON Lines (needs pyarrow).")
+@click.option(
+    "--squash",
+    is_flag=True,
+    help="With --format bundle: no history, each fixture's base as one commit (as `miner materialize --squash`).",
+)
 def export_cmd(
     out: Path,
     fmt: Format,
@@ -581,6 +627,7 @@ def export_cmd(
     with_answers: bool | None,
     repos: tuple[str, ...],
     parquet: bool,
+    squash: bool,
 ) -> None:
     """Export the fixtures of OUT for another tool: an eval harness, a dataset hub, a git client.
 
@@ -591,7 +638,7 @@ def export_cmd(
     from miner.commands.export import Selection, export
 
     select = Selection(split=split, since=since.date() if since else None, with_answers=with_answers)
-    done = export(out, fmt, to, select, repos=named_or_plain(repos), parquet=parquet)
+    done = export(out, fmt, to, select, repos=named_or_plain(repos), parquet=parquet, squash=squash)
     click.echo(f"exported {done.fixtures} fixtures ({done.answers} with answers) to {done.to}; canary {done.canary}", err=True)
 
 
@@ -630,40 +677,86 @@ def report_cmd(out: Path, to: Path, scores: tuple[Path, ...], calibrations: tupl
     click.echo(f"wrote {written.page}, {written.summary.name} and {len(written.tables)} CSV tables", err=True)
 
 
+def judge_options(func: F) -> F:
+    """The options of ``miner judge``: where the model is and how it is asked."""
+    options = [
+        click.option("--model", envvar="MINER_JUDGE_MODEL", required=True, help="The model's name [env MINER_JUDGE_MODEL]."),
+        click.option(
+            "--url",
+            envvar="MINER_JUDGE_URL",
+            default="https://api.openai.com/v1",
+            show_default=True,
+            help="An OpenAI-compatible API: the URL that /chat/completions is under [env MINER_JUDGE_URL].",
+        ),
+        click.option(
+            "--key-env",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            help="The environment variable that holds the API key (never the key itself).",
+        ),
+        click.option(
+            "--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True, help="Seconds to wait for one reply."
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(min=0),
+            default=8,
+            show_default=True,
+            help="Times one request is sent again after a rate limit (as Retry-After says), a server error, a timeout "
+            "or a dropped connection, with backoff.",
+        ),
+        click.option(
+            "--reasks",
+            type=click.IntRange(min=0),
+            default=2,
+            show_default=True,
+            help="Times a reply that is not the rubric's answer is asked again.",
+        ),
+        click.option(
+            "--max-chars", type=click.IntRange(min=1000), default=60_000, show_default=True, help="Each diff is cut to this."
+        ),
+        click.option(
+            "--prompt",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="The judge's instruction, instead of the rubric miner ships (miner/commands/judge_prompt.md).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _chat_model(params: dict[str, Any]) -> Any:
+    from miner.commands.chat_judge import ChatModel
+
+    return ChatModel(
+        model=params["model"],
+        url=params["url"],
+        key_env=params["key_env"],
+        timeout=params["timeout"],
+        max_chars=params["max_chars"],
+        prompt=params["prompt"],
+        retries=params["retries"],
+        reasks=params["reasks"],
+    )
+
+
 @main.command("judge", context_settings=CONTEXT)
-@click.option("--model", envvar="MINER_JUDGE_MODEL", required=True, help="The model's name [env MINER_JUDGE_MODEL].")
-@click.option(
-    "--url",
-    envvar="MINER_JUDGE_URL",
-    default="https://api.openai.com/v1",
-    show_default=True,
-    help="An OpenAI-compatible API: the URL that /chat/completions is under [env MINER_JUDGE_URL].",
-)
-@click.option(
-    "--key-env",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    help="The environment variable that holds the API key (never the key itself).",
-)
-@click.option("--timeout", type=float, default=240.0, show_default=True, help="Seconds to wait for the model.")
-@click.option("--max-chars", type=click.IntRange(min=1000), default=60_000, show_default=True, help="Each diff is cut to this.")
-@click.option(
-    "--prompt",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The judge's instruction, instead of the rubric miner ships (miner/commands/judge_prompt.md).",
-)
-def judge_cmd(model: str, url: str, key_env: str, timeout: float, max_chars: int, prompt: Path | None) -> None:
+@judge_options
+def judge_cmd(**params: Any) -> None:
     """Answer one judge packet (JSON on stdin) by asking a chat model: the judge for miner build --judge.
 
-    Prints the rubric's answers as one JSON object; on failure, one line on stderr and exit 2 (miner
-    build then keeps the candidate and counts it under judge_failed).
+    Prints the rubric's answers as one JSON object, with what they cost (usage, retries). On failure
+    it prints the error and the cost as JSON, one line on stderr, and exits 2: miner build then leaves
+    the candidate out (judge_unanswered) and asks again on the next build. Needs the openai package
+    (pip install 'miner[judge]'). miner build asks a `miner judge` command in its own process.
 
     Example:
 
         miner build repo --judge "miner judge --model gpt-4.1"
         miner build repo --judge "miner judge --url http://localhost:8000/v1 --model qwen2.5-coder"
     """
-    from miner.commands.chat_judge import ChatModel, ask_model
+    from miner.commands.chat_judge import chat_runner
 
     try:
         packet = json.loads(sys.stdin.read())
@@ -671,8 +764,89 @@ def judge_cmd(model: str, url: str, key_env: str, timeout: float, max_chars: int
         raise MinerError(f"the packet on stdin is not JSON ({exc}); miner judge is run by miner build --judge") from exc
     if not isinstance(packet, dict):
         raise MinerError("the packet on stdin is not a JSON object; miner judge is run by miner build --judge")
-    found = ask_model(packet, ChatModel(model, url, key_env, timeout, max_chars, prompt))
-    click.echo(json.dumps(found, sort_keys=True))
+    reply = chat_runner(_chat_model(params))(packet)
+    cost = {"usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}, "retries": reply.retries}
+    if reply.answers is None:
+        click.echo(json.dumps({"error": reply.error, **cost}, sort_keys=True))
+        raise MinerError(str(reply.error))
+    click.echo(json.dumps({**reply.answers, **cost}, sort_keys=True))
+
+
+def judge_model(args: list[str]) -> Any:
+    """The ``ChatModel`` a ``miner judge`` command line (its arguments after ``judge``) asks."""
+    try:
+        with judge_cmd.make_context("miner judge", list(args), resilient_parsing=False) as ctx:
+            return _chat_model(ctx.params)
+    except click.exceptions.Exit:
+        raise MinerError("--judge 'miner judge ...' asks for help or a version; give it --model and its options") from None
+    except click.ClickException as exc:
+        raise MinerError(f"--judge 'miner judge ...': {exc.format_message()}; see miner judge -h") from None
+
+
+@main.group("validity", context_settings=CONTEXT)
+def validity_group() -> None:
+    """Measure how true a fixture set is, and how good its judge is: a sample read with the rubric.
+
+    Example:
+
+        miner validity sample fixtures_out --n 60 --seed team-a --to reading --repo path/to/repo
+
+        miner validity score fixtures_out reading/verdicts.jsonl
+    """
+
+
+@validity_group.command("sample", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--n", "count", type=click.IntRange(min=1), default=60, show_default=True, help="Fixtures to draw.")
+@click.option("--seed", default="validity", show_default=True, help="Seed of the draw (any text).")
+@click.option("--to", "to", required=True, type=click.Path(path_type=Path), help="A new or empty directory for the pages.")
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    metavar="[NAME=]PATH",
+    help="A repository the fixtures were mined from (repeatable, one for each): the pages show fixes and later history.",
+)
+@click.option(
+    "--kind", type=click.Choice(["both", "bug", "clean"]), default="both", show_default=True, help="Which fixtures to draw."
+)
+@config_option
+def validity_sample_cmd(
+    out: Path, count: int, seed: str, to: Path, repos: tuple[str, ...], kind: str, config_path: Path | None
+) -> None:
+    """Draw fixtures of OUT at random (stratified by kind and repository) and write a reading page for each,
+    and verdicts.jsonl for the readers to fill with the rubric's answers.
+
+    Example:
+
+        miner validity sample fixtures_out --n 60 --seed team-a --to reading --repo path/to/repo
+    """
+    from miner.commands.validity import sample
+    from miner.core.output import open_output
+
+    kinds: tuple[Literal["bug", "clean"], ...] = ("bug", "clean") if kind == "both" else ("bug",) if kind == "bug" else ("clean",)
+    done = sample(open_output(out), to, count, seed, load_config(config_path), named_or_plain(repos), kinds)
+    said = ", ".join(f"{n} {k}" for k, n in sorted(done.by_kind.items()))
+    click.echo(f"drew {done.fixtures} fixtures ({said}): pages in {to / 'pages'}, fill {to / 'verdicts.jsonl'}", err=True)
+
+
+@validity_group.command("score", context_settings=CONTEXT)
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("verdicts", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object on stdout.")
+def validity_score_cmd(out: Path, verdicts: Path, as_json: bool) -> None:
+    """Score the filled VERDICTS of fixtures of OUT: validity with a Wilson 95% interval per kind, by
+    repository and tier, and the judge's agreement with the readers when OUT was judged.
+
+    Example:
+
+        miner validity score fixtures_out reading/verdicts.jsonl --json
+    """
+    from miner.commands.validity import score, table
+    from miner.core.output import open_output
+
+    report = score(open_output(out), verdicts)
+    click.echo(json.dumps(report, indent=2, sort_keys=True) if as_json else table(report))
 
 
 @main.command("schema", context_settings=CONTEXT)

@@ -16,12 +16,13 @@ sampled baseline emitted (the draw ``baseline`` of the repository's entry names,
 of the verdicts: miner 0.2.0's default output, or for the held-out repositories the first draw read) that the
 build still emits; for clean candidates, the share of the valid ones of the baseline's sample that are still
 eligible.
-Intervals are Wilson's, at 95%.
+Intervals are Wilson's, at 95%. What makes a reading valid, the intervals and the seeded order of a draw are
+``miner validity``'s (``miner.is_valid``, ``miner.Rate``, ``miner.draw_order``): the figures here and a team's
+own ``miner validity score`` are computed the same way.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,9 +31,8 @@ from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import binomtest
 
-from miner import MinerError, open_output
+from miner import MinerError, Rate, draw_order, is_valid, open_output
 
 
 class _Verdict(BaseModel):
@@ -54,7 +54,7 @@ class BugVerdict(_Verdict):
 
     @property
     def valid(self) -> bool:
-        return self.fix_is_bugfix == "yes" and self.defect_in_change == "introduced" and self.lines_right in ("yes", "partly")
+        return is_valid("bug", self.model_dump())
 
 
 class CleanVerdict(_Verdict):
@@ -69,7 +69,7 @@ class CleanVerdict(_Verdict):
 
     @property
     def valid(self) -> bool:
-        return self.plausible_pr == "yes" and self.later_fixed == "no" and self.real_defect == "no"
+        return is_valid("clean", self.model_dump())
 
 
 Role = Literal["tune", "seen", "heldout", "unseen", "fresh", "late"]
@@ -110,34 +110,6 @@ def load(folder: Path) -> Adjudicated:
         raise MinerError(
             f"cannot read the adjudicated set in {folder}: {exc}; give the validity/ folder of miner's repository"
         ) from exc
-
-
-@dataclass(frozen=True)
-class Rate:
-    """k of n, with a 95% Wilson interval."""
-
-    k: int
-    n: int
-
-    @property
-    def value(self) -> float | None:
-        return self.k / self.n if self.n else None
-
-    @property
-    def interval(self) -> tuple[float, float] | None:
-        if not self.n:
-            return None
-        ci = binomtest(self.k, self.n).proportion_ci(confidence_level=0.95, method="wilson")
-        return float(ci.low), float(ci.high)
-
-    def text(self) -> str:
-        if not self.n:
-            return "-"
-        low, high = self.interval or (0.0, 0.0)
-        return f"{self.value:.2f} ({self.k}/{self.n}, {low:.2f}-{high:.2f})"
-
-    def to_json(self) -> dict[str, object]:
-        return {"k": self.k, "n": self.n, "value": self.value, "interval": self.interval}
 
 
 @dataclass(frozen=True)
@@ -188,7 +160,7 @@ class Score:
 def sample(changes: Iterable[str], size: int | None, seed: str) -> list[str]:
     """A seeded uniform sample of ``size`` changes (all of them when None): those whose salted hash is
     smallest, so a build that drops a few keeps the rest of its sample and draws the next ones in."""
-    ordered = sorted(changes, key=lambda c: hashlib.sha256(f"{seed}:{c}".encode()).hexdigest())
+    ordered = sorted(changes, key=lambda c: draw_order(c, seed))
     return ordered if size is None else ordered[:size]
 
 

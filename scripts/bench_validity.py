@@ -51,7 +51,7 @@ from adjudication import (  # beside this file
     total,
 )
 
-from miner import BuildOptions, JudgeCommand, MinerError, Workers, build, load_config, open_output, pydriller_szz
+from miner import BuildOptions, JudgeCommand, Keep, MinerError, Workers, build, load_config, open_output, pydriller_szz
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,7 +78,9 @@ def build_one(entry: RepositoryEntry, path: Path, out: Path, jobs: int, fresh: b
             names=[entry.name],
             workers=Workers(jobs=jobs),
             use_cache=not fresh,
-            judge=JudgeCommand(judge) if judge else None,
+            # Candidates the judge has no answer for (a recorded judge answers only what was read) are kept,
+            # marked, so the figure is the judge's effect on what it read.
+            judge=JudgeCommand(judge, keep=Keep(unjudged=True)) if judge else None,
         ),
         force=out.exists(),
         progress=False,

@@ -8,9 +8,11 @@
 
 A packet (the JSON miner sends on stdin) is keyed by a digest of its contents. When ``DIR/answers/KEY.json``
 holds an answer (the rubric's fields as a JSON object, as ``miner build --judge`` reads it), it is printed.
-Otherwise the packet is written to ``DIR/packets/KEY.json`` and the judge fails (exit 3): miner keeps the
-candidate as if there were no judge, counts it under ``judge_failed``, and does not cache the failure, so
-the next build asks again. Writes are atomic, so builds that run side by side never see half a packet.
+Otherwise the packet is written to ``DIR/packets/KEY.json`` and the judge says "no answer yet" (exit 3): the
+build leaves the candidate out (``judge_unanswered``; ``--keep-unjudged`` keeps it, marked), goes on asking the
+others, and does not cache the failure, so the next build asks again. A clean candidate the answers refuse
+makes the sample ask about the next one, which the next build queues: run the pair until nothing is queued.
+Writes are atomic, so builds that run side by side never see half a packet.
 """
 
 from __future__ import annotations

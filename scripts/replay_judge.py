@@ -5,8 +5,8 @@
 
 ``validity/judge.jsonl`` holds, one JSON line each, what a packet-only judge answered (see validity/README.md):
 ``{"repository", "kind", "change", "fix" (bug packets), the rubric's answers, "reason", ...}``. A packet is
-matched by its kind, change and fix; one that was never answered fails (exit 3), so the build keeps the
-candidate as it would without a judge and counts it under ``judge_failed``. This reproduces a measured judge's
+matched by its kind, change and fix; one that was never answered has no answer (exit 3): the build leaves the
+candidate out (``judge_unanswered``), or keeps it marked with ``--keep-unjudged``. This reproduces a measured judge's
 effect on a build without asking the judge again.
 """
 

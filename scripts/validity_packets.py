@@ -4,13 +4,12 @@
     scripts/bench_validity.py --mirrors DIR --sample 20 --keep OUT --list-unjudged todo.jsonl
     scripts/validity_packets.py todo.jsonl --mirrors DIR --to packets/
 
-writes one Markdown file per repository and kind (``bug-<name>.md``, ``clean-<name>.md``). A bug packet
-holds the visible title, description and diff, the answer's defect lines with their text, and each fix's
-message and diff; a clean packet the visible part and the mined head, to follow the change's lines through
-later history. Give a reader (a person, or a helper session) the rubric (ADJUDICATION.md) and one file;
-its verdicts, one JSON line each as the rubric's record says, go into ``validity/bugs.jsonl`` or
-``validity/clean.jsonl`` with ``sampled_from`` saying how the fixtures were drawn. Long diffs are cut; the
-reader has the clone's path to read them whole.
+writes one Markdown file per repository and kind (``bug-<name>.md``, ``clean-<name>.md``): each fixture's
+reading page as ``miner validity sample`` writes it (the visible part, the answer's defect lines with their
+text, each fix's message and diff and the commits in between; for a clean fixture its later rewrites).
+Give a reader (a person, or a helper session) the rubric (ADJUDICATION.md) and one file; its verdicts, one
+JSON line each as the rubric's record says, go into ``validity/bugs.jsonl`` or ``validity/clean.jsonl`` with
+``sampled_from`` saying how the fixtures were drawn. The reader has the clone's path to read more.
 """
 
 from __future__ import annotations
@@ -23,65 +22,17 @@ from typing import Any
 
 from adjudication import load  # beside this file
 
-from miner import Repo, decode
+from miner import Repo, load_config, open_output, reading_page
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cut(text: str, lines: int) -> str:
-    parts = text.split("\n")
-    return text if len(parts) <= lines else "\n".join(parts[:lines]) + f"\n... [{len(parts) - lines} more lines cut]"
-
-
 def packet(row: dict[str, Any], repo: Repo, url: str, pid: str) -> str:
-    out = Path(str(row["out"]))
-    visible = json.loads((out / "visible" / f"{row['fixture']}.json").read_text(encoding="utf-8"))
-    answer = json.loads((out / "answers" / f"{row['fixture']}.json").read_text(encoding="utf-8"))
-    text = [f"## Packet {pid}", f"repository: {url}", f"clone (read-only): {repo.git_dir}", f"change: {answer['head']}"]
-    if row["kind"] == "clean":
-        text.append(f"mined head (end of the history to follow): {repo.resolve('HEAD')}")
-    else:
-        text.append(f"fixes to judge: {' '.join(row['fixes'])}")
-    text += [
-        "",
-        "### Visible title",
-        visible["title"],
-        "",
-        "### Visible description",
-        visible["description"] or "(empty)",
-        "",
-        "### Visible diff",
-        "```diff",
-        cut(visible["diff"], 300 if row["kind"] == "clean" else 250),
-        "```",
-        "",
-    ]
-    files = {f["path"]: f for f in visible["files"]}
-    for fix in row.get("fixes") or []:
-        text.append(f"### Answer: defect lines marked for fix {fix}")
-        for d in answer["defects"]:
-            if d["fix"] != fix:
-                continue
-            text.append(f"- {d['path']} lines {d['line_start']}-{d['line_end']}")
-            after = (files.get(d["path"]) or {}).get("after") or ""
-            lines = after.split("\n")
-            for n in range(d["line_start"], min(d["line_end"], d["line_start"] + 15) + 1):
-                if n <= len(lines):
-                    text.append(f"    {n:5d}| {lines[n - 1]}")
-        meta = repo.meta(fix)
-        patch = decode(repo.patch(repo.first_parent(fix), fix))[0]
-        text += [
-            "",
-            f"### Fix {fix}: message",
-            meta.message.strip() if meta else "",
-            "",
-            f"### Fix {fix}: diff",
-            "```diff",
-            cut(patch, 200),
-            "```",
-            "",
-        ]
-    return "\n".join(text)
+    """One fixture's page, as ``miner validity sample`` writes it, under a heading that names the packet."""
+    fixtures = open_output(Path(str(row["out"])))
+    head = next(r.head for r in fixtures.manifest.repositories if r.name == row["repository"])
+    header = [f"## Packet {pid}", f"repository: {url}", f"clone (read-only): {repo.git_dir}", ""]
+    return "\n".join(header) + reading_page(fixtures[str(row["fixture"])], repo, head, load_config())
 
 
 def main() -> int:

@@ -85,12 +85,24 @@ from miner.stages.clean import (
     window_end,
 )
 from miner.stages.fixture import FixtureJob, Source, fixture_id, make_answer
-from miner.stages.judge import Asked, Judge, JudgedClean, judged_bugs
+from miner.stages.judge import (
+    Asked,
+    Judge,
+    JudgeCounts,
+    JudgedClean,
+    Keep,
+    Reply,
+    Runner,
+    Screen,
+    command_runner,
+    judged_bugs,
+)
 from miner.stages.ledger import LEDGER, Ledger, updated
 from miner.stages.split import Member, assign_splits, family_keys, repository_split
 from miner.stages.vet import vet_fixes
 from miner.stages.walk import find_fixes
 from miner.stages.write import (
+    Earlier,
     Staging,
     Written,
     assemble_manifest,
@@ -122,8 +134,12 @@ class RepoReport:
     vendored: list[str] = field(default_factory=list)  # trees found vendored by their sync commits
     sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
     dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in STAGES})
+    judge: JudgeCounts | None = None  # what the judge was asked and what it cost, when there is one
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, run: bool = True) -> dict[str, Any]:
+        """The repository's report: with ``run``, the judge's figures of this run (the build report);
+        without, what screening its fixtures cost (the manifest: the same for a resumed build)."""
+        judged = {} if self.judge is None else {"judge": self.judge.run_json() if run else self.judge.set_json()}
         return {
             "name": self.name,
             "identity": self.identity,
@@ -138,6 +154,7 @@ class RepoReport:
             "vendored_trees": self.vendored,
             "sizes": self.sizes,
             "dropped": {stage: dict(sorted(c.items())) for stage, c in self.dropped.items()},
+            **judged,
         }
 
 
@@ -168,10 +185,15 @@ class Workers:
 
 @dataclass(frozen=True)
 class JudgeCommand:
-    """A command asked about every candidate (see miner.stages.judge), and how long one answer may take."""
+    """A command asked about every candidate (see miner.stages.judge): how long one answer may take (a
+    command run as a process), how many are asked at once, the tokens a build may spend (None: no
+    limit), and what is kept besides what it passes."""
 
     command: str
-    timeout: float = 300.0
+    timeout: float = 600.0
+    jobs: int = 8
+    budget: int | None = None
+    keep: Keep = Keep()
 
 
 @dataclass(frozen=True)
@@ -187,6 +209,7 @@ class BuildOptions:
     use_cache: bool = True
     judge: JudgeCommand | None = None
     allow_missing: bool = False
+    plan: bool = False  # mine, ask the judge nothing, write nothing: say what the judge would be asked
 
 
 @dataclass(frozen=True)
@@ -201,6 +224,7 @@ class Run:
     window: Window
     progress: bool
     judge: Judge | None = None
+    keep: Keep = Keep()  # what a judged build keeps besides what the judge passes
 
 
 @dataclass(frozen=True)
@@ -225,6 +249,7 @@ class _Mined:
     metas: dict[str, CommitMeta]
     clean: dict[str, tuple[str, float | None]] = field(default_factory=dict)  # pick -> (stratum, survival)
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # clean pick -> what the judge said of it
+    screens: dict[str, Screen] = field(default_factory=dict)  # fixture's change -> what the judge decided
 
 
 @dataclass
@@ -233,6 +258,9 @@ class BuildResult:
     reports: list[RepoReport]
     fixtures: int
     young_clean_left_out: int = 0
+    planned: bool = False  # a plan: nothing was asked or written
+    judge_stopped: str | None = None  # why the build stopped asking the judge, if it did
+    keep: Keep = Keep()  # what the build kept, marked, besides what the judge passed
 
 
 def repository_name(path: Path) -> str:
@@ -306,7 +334,8 @@ def build(
     ``options.allow_missing``: then it mines without them, leaving out the paths they belong to.
     """
     rev, window, workers, jobs = options.rev, options.window, options.workers, options.workers.jobs
-    check_destination(out, force)
+    if not options.plan:  # a plan writes nothing: it may look at an existing output's cache
+        check_destination(out, force)
     repos = [Repo(p) for p in paths]  # every bad path is reported before any work starts
     check_outside(out, "--out", ((r.top, r.git_dir) for r in repos))
     names = options.names or [repository_name(p) for p in paths]
@@ -316,23 +345,33 @@ def build(
     heads = [r.resolve(rev) for r in repos]
     previous = out if (out / MANIFEST).is_file() else None
     ledger = _load_ledger(previous)
-    staging = Staging(out)
-    cache = Cache([s for s in (staging.resumed, previous) if s is not None] if options.use_cache else [], staging.dir)
-    judge = options.judge
-    asker = Judge(judge.command, judge.timeout, cache.judge_verdicts()) if judge else None
-    pool, shutdown = make_executor(workers.executor, jobs, workers.address, workers.scheduler_file)
+    judge_run = _judge_runner(options.judge, options.plan) if options.judge else None  # a bad judge stops us here
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
+    try:
+        staging = None if options.plan else Staging(out)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    sources = [s for s in (staging.resumed if staging else None, previous) if s is not None] if options.use_cache else []
+    cache = Cache(sources, staging.dir if staging else scratch / "plan")
+    asker = _asker(options.judge, judge_run, cache, options.plan) if options.judge and judge_run else None
+    pool, shutdown = make_executor(workers.executor, jobs, workers.address, workers.scheduler_file)
     try:
         start_workers(pool, jobs)
         known = _known_identities(previous)
         identities = [repo.identity(head, known.get(name)) for repo, head, name in zip(repos, heads, names)]
-        run = Run(config=config, pool=pool, jobs=jobs, cache=cache, window=window, progress=progress, judge=asker)
+        keep = options.judge.keep if options.judge else Keep()
+        run = Run(config=config, pool=pool, jobs=jobs, cache=cache, window=window, progress=progress, judge=asker, keep=keep)
         mined: list[_Mined] = []
         for n, (repo, name, head, identity) in enumerate(zip(repos, names, heads, identities)):
             prepared = _prepare(repo, head, scratch / str(n), cache.commit_graphs(identity), options.allow_missing, progress)
             mined.append(_mine(run, _Target(repo, name, head, identity, scratch / str(n)), prepared))
         repos = [m.repo for m in mined]
+        stopped = asker.stopped if asker else None
+        if staging is None:  # a plan: nothing more to do
+            return BuildResult(out=out, reports=[m.report for m in mined], fixtures=0, planned=True)
         if asker is not None:
+            asker.close()
             cache.save_judge_verdicts(asker.known)
         entries, ledger = _write_fixtures(run, mined, staging, ledger, previous)
         cache.sort_labels()
@@ -349,18 +388,43 @@ def build(
             "window": window.to_json(),
             "cutoffs": {k: v.isoformat() for k, v in sorted(config.split.cutoffs.items())},
             "visible_key": visible_key(config),
-            "repositories": [m.report.to_json() for m in mined],
+            "repositories": [m.report.to_json(run=False) for m in mined],
+            **({} if asker is None else {"judge": _judge_totals(mined)}),
         }
         staging.finish(assemble_manifest(fields, config.split.cutoffs, entries).json_text())
     except BaseException:
         cache.close()
-        staging.abort()
+        if staging is not None:
+            staging.abort()
         raise
     finally:
+        if asker is not None:
+            asker.close()
         shutdown()
         shutil.rmtree(scratch, ignore_errors=True)
     young = sum(m.report.dropped["clean"].get("too_young", 0) for m in mined)
-    return BuildResult(out=out, reports=[m.report for m in mined], fixtures=len(entries), young_clean_left_out=young)
+    reports = [m.report for m in mined]
+    return BuildResult(
+        out=out, reports=reports, fixtures=len(entries), young_clean_left_out=young, judge_stopped=stopped, keep=run.keep
+    )
+
+
+def _judge_runner(judge: JudgeCommand, plan: bool) -> Runner:
+    """How the judge is asked: ``miner judge`` in this process (``chat_judge.command_model``; its options
+    and its client are checked now, before anything is mined), any other command as a process per packet."""
+    from miner.commands.chat_judge import chat_runner, command_model
+
+    model = command_model(judge.command)
+    if model is None:
+        return command_runner(judge.command, judge.timeout)
+    return _unasked if plan else chat_runner(model)  # a plan asks nothing: it needs no client
+
+
+def _asker(judge: JudgeCommand, run: Runner, cache: Cache, plan: bool) -> Judge:
+    """The judge of a build; its verdicts are saved as they come."""
+    return Judge(
+        judge.command, run, cache.judge_verdicts(), jobs=judge.jobs, budget=judge.budget, save=cache.add_judge_verdict, plan=plan
+    )
 
 
 def _prepare(repo: Repo, head: str, where: Path, graphs: Path | None, allow_missing: bool, progress: bool) -> Future[Repo]:
@@ -560,8 +624,11 @@ def _mine(run: Run, target: _Target, prepared: Future[Repo]) -> _Mined:
     heads = bug_heads(labels, lookup, config, window.holds, report.dropped["bug"])
     bugs = on_added_lines(_added_lines(run, repo, sorted(heads)), heads, report.dropped["bug"])
     verdicts: dict[str, Verdict] = {}
+    screens: dict[str, Screen] = {}
     if judge is not None:
-        bugs = judged_bugs(judge, Asked(repo, name, run.jobs, run.progress), bugs, lookup, report.dropped["judge"])
+        report.judge = JudgeCounts()
+        asked = Asked(repo, name, report.judge, run.keep, run.progress, head)
+        bugs, screens = judged_bugs(judge, asked, bugs, lookup, report.dropped["judge"])
     bug_strata = [stratum(meta, config) for meta in (lookup(sha) for sha in sorted(bugs)) if meta is not None]
     blamed = {sha for lab in labels for sha in lab.blamed}
     in_window = [m for m in metas.values() if window.holds(m.committed)]
@@ -571,7 +638,7 @@ def _mine(run: Run, target: _Target, prepared: Future[Repo]) -> _Mined:
     checks = _CleanChecks(run, target, metas, fix_shas)
     check: Callable[[CommitMeta], str | None] = checks
     if judge is not None:
-        check = JudgedClean(checks, judge, Asked(repo, name, head=head), verdicts, report.dropped["judge"], config)
+        check = JudgedClean(checks, judge, asked, verdicts, screens, config)
     known = Known(
         int(head_date.timestamp()), blamed, fix_shas, FixTouches((f.meta for f in fixes), config.clean.fix_window_scope)
     )
@@ -591,6 +658,7 @@ def _mine(run: Run, target: _Target, prepared: Future[Repo]) -> _Mined:
         metas=metas,
         clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks},
         verdicts=verdicts,
+        screens=screens,
     )
 
 
@@ -678,8 +746,8 @@ def _write_fixtures(
             if reuse is None:
                 todo.append(job)
                 continue
-            answer = _answer(m, replace(job, split=splits[fid]), reuse[1], family[fid], config)
-            entries.append(write_fixture(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
+            answer = _answer(m, replace(job, split=splits[fid]), reuse, family[fid], config)
+            entries.append(write_fixture(staging, answer, reuse.visible, family[fid]))  # the visible text, as it was
         # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
         source = Source(m.report.name, m.report.identity)
         calls = ((RepoRef.of(m.repo), source, chunk, config) for chunk in chunks(todo, jobs, largest=8))
@@ -745,22 +813,38 @@ def _patch_ids(m: _Mined, cache: Cache) -> dict[str, str]:
 
 
 def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) -> dict[str, Any]:
-    """What an answer records of how clean a clean fixture is (nothing for a bug fixture)."""
+    """What an answer records of how clean a clean fixture is (nothing for a bug fixture), and what
+    the judge decided of either kind."""
     picked, survival = m.clean.get(head, ("", None))
-    return answer_fields(observed, picked, survival, m.verdicts.get(head), config)
+    screen = {"screen": m.screens[head]} if head in m.screens else {}
+    return answer_fields(observed, picked, survival, m.verdicts.get(head), config) | screen
 
 
-def _answer(m: _Mined, job: FixtureJob, blanked: list[Any], family: str, config: Config) -> Answer:
+def _answer(m: _Mined, job: FixtureJob, earlier: Earlier, family: str, config: Config) -> Answer:
     """The answer of a fixture whose visible part an earlier build made (``job.split``: the ledger's)."""
     return make_answer(
         Source(m.report.name, m.report.identity),
         job,
         m.metas[job.head],
-        blanked,
+        earlier.blanked,
         config,
+        title_replaced=earlier.title_replaced,
         family=family,
         **_clean_fields(m, job.head, job.observed_days, config),
     )
+
+
+def _unasked(packet: dict[str, object]) -> Reply:
+    return Reply(None, "a plan asks nothing")
+
+
+def _judge_totals(mined: list[_Mined]) -> dict[str, int]:
+    """What screening the whole fixture set cost (the manifest's ``judge``)."""
+    total = JudgeCounts()
+    for m in mined:
+        if m.report.judge is not None:
+            total.add(m.report.judge)
+    return total.set_json()
 
 
 def summary_table(result: BuildResult, config: Config | None = None) -> str:
@@ -791,12 +875,7 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
                 f"note: {r.name} is a shallow clone: blame stops at its oldest commits and drops what it "
                 "finds there (initial_import); run `git fetch --unshallow` in it to mine the whole history"
             )
-    failed = sum(r.dropped["judge"].get("judge_failed", 0) for r in result.reports)
-    if failed:
-        lines.append(
-            f"note: the judge failed on {failed} candidates (an error, a timeout or an unreadable answer); "
-            "they were kept as if there were no judge, and their answers say so"
-        )
+    lines += _judge_notes(result)
     if result.young_clean_left_out and config is not None:
         lines.append(
             f"note: {result.young_clean_left_out} clean candidates were observed for less than "
@@ -804,4 +883,46 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
             "with clean_confidence low, or lower clean.wait_days"
         )
     lines.append(f"wrote {result.fixtures} fixtures to {result.out}")
+    return "\n".join(lines)
+
+
+def _judge_notes(result: BuildResult) -> list[str]:
+    """Per repository, what the judge was asked and what it cost; then what was not screened, and why."""
+    lines: list[str] = []
+    for r in result.reports:
+        j = r.judge
+        if j is not None:
+            lines.append(
+                f"  {r.name} judge: asked {j.asked} (answered {j.answered}, failed {j.failed}), unasked {j.unasked}, "
+                f"answered before {j.cached}; {j.retries} retries; tokens {j.input_tokens:,} in, {j.output_tokens:,} out"
+            )
+    failed = sum(r.judge.failed for r in result.reports if r.judge)
+    unasked = sum(r.judge.unasked for r in result.reports if r.judge)
+    if failed or unasked:
+        said = [f"{failed} failed after their retries"] if failed else []
+        said += [f"{unasked} went unasked ({result.judge_stopped}: the build stopped asking)"] if unasked else []
+        if result.keep.unjudged:
+            fate = "they were kept, marked screen: unjudged (--keep-unjudged)"
+        else:
+            fate = "they were left out, never passed as screened; the same command again asks them (answers so far are kept)"
+        lines.append(f"note: the judge gave no answer for {failed + unasked} candidates: {'; '.join(said)}; {fate}")
+    if result.keep.refused:
+        lines.append(
+            "note: candidates the judge refused were kept, marked screen: refused (--keep-refused): a set for "
+            "measuring the judge (miner validity), not for scoring reviewers"
+        )
+    return lines
+
+
+def plan_table(result: BuildResult) -> str:
+    """What a judged build would ask (``--plan``): per repository, the packets and their size."""
+    lines = [f"{'repository':<20} {'bug':>5} {'clean':>6} {'packets':>8} {'characters':>12} {'answered before':>16}"]
+    for r in result.reports:
+        j = r.judge or JudgeCounts()
+        lines.append(f"{r.name:<20} {r.bugs:>5} {r.clean:>6} {j.asked:>8} {j.characters:>12,} {j.cached:>16}")
+    lines.append(
+        "plan: nothing was asked or written. Packets are what the judge would be asked, one call each (its "
+        "instruction comes on top); clean candidates are counted as if the judge kept every one it is asked "
+        "about: each it refuses asks about one more. A token is about 4 characters of English or code."
+    )
     return "\n".join(lines)

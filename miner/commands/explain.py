@@ -18,13 +18,19 @@ def _ranges(defects: list[dict[str, Any]]) -> str:
 
 
 def _judged(verdict: dict[str, Any] | None, fields: tuple[str, ...]) -> list[str]:
-    """What the judge (``--judge``) said, if it was asked: its answers and reason, or why it failed."""
+    """What the judge (``--judge``) said, if it was asked: its answers and reason, or why it has none;
+    and what the answer cost."""
     if not verdict:
         return []
-    if verdict["status"] != "ok":
-        return [f"  judge failed ({verdict['error']}): kept as without a judge"]
-    said = ", ".join(f"{name} {verdict[name]}" for name in fields)
-    return [f"  judge: {said}" + (f": {verdict['reason']!r}" if verdict.get("reason") else "")]
+    cost = ""
+    if verdict.get("input_tokens") or verdict.get("output_tokens"):  # a judge that reports its cost
+        cost = f" ({verdict['input_tokens']} + {verdict['output_tokens']} tokens, {verdict.get('retries') or 0} retries)"
+    if verdict["status"] == "error":
+        return [f"  judge failed ({verdict['error']}): kept unjudged (--keep-unjudged){cost}"]
+    if verdict["status"] == "unasked":
+        return [f"  judge not asked ({verdict['error']}): kept unjudged (--keep-unjudged)"]
+    said = ", ".join(f"{name} {verdict[name]}" for name in fields if verdict.get(name) is not None)
+    return [f"  judge: {said}" + (f": {verdict['reason']!r}" if verdict.get("reason") else "") + cost]
 
 
 def explain(out: Path, fixture_id: str) -> str:
@@ -39,6 +45,8 @@ def explain(out: Path, fixture_id: str) -> str:
         f"base    {answer['base'] or '(none: root commit)'}",
         f"title   {visible['title']!r} (description mode: {answer['description_mode']})",
     ]
+    if answer["title_replaced"]:
+        lines.append("        made by miner: the author's title had no content once its references went")
     if answer["kind"] == "clean":
         lines.append(f"clean: observed for {answer['observed_days']} days with no fix blaming or naming it")
         lines += _judged(answer.get("judge"), ("plausible_pr", "later_fixed", "real_defect"))
@@ -72,7 +80,9 @@ def explain(out: Path, fixture_id: str) -> str:
             lines.append(f"  lines this change wrote from scratch: {ev['lines_authored']}")
         if ev.get("prior"):
             lines.append("  it rewrote lines first written by: " + ", ".join(s[:12] for s in ev["prior"]))
-        lines += _judged(ev.get("judge"), ("fix_is_bugfix", "defect_in_change", "lines_right"))
+        lines += _judged(ev.get("judge"), ("fix_is_bugfix", "defect_in_change", "lines_right", "reviewable"))
+    if answer.get("screen"):
+        lines.append(f"judge's decision: {answer['screen']}")
     for edit in answer["blanked"]:
         lines.append(f"blanked in visible part: {edit['path']}:{edit['line']}: {edit['text']!r}")
     for cutoff, fresh in answer["fresh"].items():

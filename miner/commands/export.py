@@ -7,12 +7,16 @@ Formats (each written deterministically into ``--to``, which must be new or empt
   ``metadata``), loadable by ``inspect_ai.dataset.json_dataset`` with no field mapping; ``target``
   holds the answer (the scorer's side), never ``input``.
 - ``hf``: a folder to push to a dataset hub: ``visible`` and ``answers`` as two configurations, each
-  split into ``dev`` and ``heldout`` JSON Lines files, and a dataset card whose YAML header names them.
+  split into ``dev`` and ``heldout`` JSON Lines (or Parquet) files, and a dataset card whose YAML header
+  names them and declares every column's type (``miner.commands.hf_schema``).
 - ``promptfoo``: ``tests.jsonl`` (``vars``: title, description, diff; ``assert``: a Python assertion,
   ``miner_assert.py`` beside it, that scores the output with miner's matching, the answer in the
   assertion's ``config``, never in ``vars``) and a starter ``promptfooconfig.yaml``.
-- ``bundle``: a git bundle per fixture holding only the ``base`` and ``pr`` branches of
-  ``miner materialize`` (needs ``--repo``), each checked with ``git bundle verify``.
+- ``bundle``: git bundles from which ``materialize.sh`` (git alone) rebuilds what ``miner materialize``
+  makes of each fixture (needs ``--repo``): each repository's history once, cut at the fixtures'
+  bases, and per fixture a thin bundle of its change and the list of history bundles it needs,
+  none of them later than it; with ``--squash``, per fixture one bundle of its base tree and change.
+  See ``miner.commands.bundle``.
 
 What a model may see (``visible``, ``input``) carries no answer field: not the kind, not a fix, not
 a defect line. By default the answers of held-out fixtures are left out (``--with-answers`` puts them
@@ -25,7 +29,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -33,16 +36,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
+from miner.commands.bundle import HOW_TO_APPLY, write_bundles
+from miner.commands.hf_schema import ColumnType, arrow_schema, columns, features, row
 from miner.commands.sources import RepoSpec, mined_repositories
 from miner.core.errors import MinerError, TargetDirError
 from miner.core.output import FixtureSet, open_output
-from miner.core.records import Fixture
-from miner.git import Repo
+from miner.core.records import Answer, Fixture, Visible
 from miner.stages.write import write_atomic
 
 Format = Literal["jsonl", "inspect", "hf", "promptfoo", "bundle"]
 FORMATS: tuple[Format, ...] = ("jsonl", "inspect", "hf", "promptfoo", "bundle")
 _CANARY_SPACE = uuid.UUID("6f1d3c1e-52a4-4e0b-9a51-8d6c2f6a2b10")
+# The hf export's configurations and their columns: what ``visible_record`` and ``_answer`` write.
+HF_COLUMNS: dict[str, dict[str, ColumnType]] = {
+    "visible": {**columns(Visible), "repository": "string", "split": "string", "canary": "string"},
+    "answers": {**columns(Answer), "canary": "string"},
+}
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,7 @@ def export(
     repo: Path | None = None,
     repos: Iterable[RepoSpec] = (),
     parquet: bool = False,
+    squash: bool = False,
 ) -> Exported:
     """Write the fixtures of ``out`` that ``select`` chooses to ``to`` as ``fmt``.
 
@@ -110,6 +122,8 @@ def export(
         raise MinerError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
     if parquet and fmt != "hf":
         raise MinerError("--parquet is for --format hf")
+    if squash and fmt != "bundle":
+        raise MinerError("--squash is for --format bundle")
     if parquet:
         try:
             import pyarrow  # noqa: F401
@@ -146,7 +160,7 @@ def export(
         elif fmt == "promptfoo":
             _promptfoo(staging, chosen, answered, mark)
         else:
-            _bundles(staging, out, chosen, sources)
+            write_bundles(staging, chosen, sources, fixtures.manifest, squash=squash)
         write_atomic(staging / "README.md", _readme(fmt, chosen, answered, mark, out, "parquet" if parquet else "jsonl"))
         if to.exists():
             to.rmdir()
@@ -194,8 +208,8 @@ def _inspect(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -> 
 
 def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str, parquet: bool = False) -> None:
     """A file per configuration and split that has records (a dataset loader refuses an empty split),
-    JSON Lines or, with ``parquet``, Parquet (its nested fields, such as ``files`` and ``defects``, as
-    JSON text)."""
+    JSON Lines or, with ``parquet``, Parquet; each row in the shape of ``HF_COLUMNS``, which the card
+    declares (and a Parquet file's schema holds), so no loader has to guess a type from the first rows."""
     for split in ("dev", "heldout"):
         mine = [f for f in chosen if f.split == split]
         for config, records in (
@@ -208,17 +222,14 @@ def _hf(to: Path, chosen: list[Fixture], answered: set[str], mark: str, parquet:
                     import pyarrow as pa
                     import pyarrow.parquet as pq
 
-                    # Nested fields as JSON text: Parquet has no type for an empty mapping (fresh: {}).
-                    flat = [
-                        {k: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v for k, v in r.items()}
-                        for r in records
-                    ]
+                    rows = [row(r, HF_COLUMNS[config], dt.datetime.fromisoformat) for r in records]
                     try:
-                        pq.write_table(pa.Table.from_pylist(flat), to / config / f"{split}.parquet")
+                        table = pa.Table.from_pylist(rows, schema=arrow_schema(HF_COLUMNS[config]))
+                        pq.write_table(table, to / config / f"{split}.parquet")
                     except pa.ArrowException as exc:
                         raise MinerError(f"Parquet cannot hold the {config} records ({exc}); export JSON Lines") from None
                 else:
-                    write_atomic(to / config / f"{split}.jsonl", _lines(records))
+                    write_atomic(to / config / f"{split}.jsonl", _lines(row(r, HF_COLUMNS[config]) for r in records))
 
 
 ASSERTION = '''"""Score a reviewer's output on one miner fixture, for promptfoo (exported by `miner export`).
@@ -279,39 +290,21 @@ def _promptfoo(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -
     write_atomic(to / "promptfooconfig.yaml", PROMPTFOO_CONFIG)
 
 
-def _bundles(to: Path, out: Path, chosen: list[Fixture], sources: dict[str, Repo]) -> None:
-    from miner.commands.materialize import materialize
-
-    (to / "bundles").mkdir()
-    with tempfile.TemporaryDirectory(prefix="miner-bundle-") as tmp:
-        for f in chosen:
-            made = materialize(out, f.id, Path(tmp) / f.id, sources[f.answer.repository].path)
-            bundle = (to / "bundles" / f"{f.id}.bundle").resolve()  # git runs in the materialized repository
-            for args in (["bundle", "create", "-q", str(bundle), "base", "pr"], ["bundle", "verify", "-q", str(bundle)]):
-                proc = subprocess.run(["git", "-C", str(made.path), *args], capture_output=True)
-                if proc.returncode != 0:
-                    raise MinerError(f"git {args[0]} {args[1]} failed for {f.id}: {proc.stderr.decode(errors='replace').strip()}")
-            listed = subprocess.run(
-                ["git", "bundle", "list-heads", str(bundle)], capture_output=True, text=True, check=True
-            ).stdout.split()
-            if sorted(listed[1::2]) != ["refs/heads/base", "refs/heads/pr"]:
-                raise MinerError(f"the bundle of {f.id} holds other refs ({listed[1::2]}); nothing was exported")
-            shutil.rmtree(made.path)
-
-
 def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, out: Path, suffix: str = "jsonl") -> str:
     by_split = {s: sum(f.split == s for f in chosen) for s in ("dev", "heldout")}
     header = ""
     if fmt == "hf":
-        configs = []
+        configs, infos = [], []
         for config in ("visible", "answers"):
             splits = [
                 s for s in ("dev", "heldout") if any(f.split == s and (config == "visible" or f.id in answered) for f in chosen)
             ]
             if splits:
-                files = "\n".join(f"  - split: {s}\n    path: {config}/{s}.{suffix}" for s in splits)
-                configs.append(f"- config_name: {config}\n  data_files:\n{files}")
-        header = "---\nconfigs:\n" + "\n".join(configs) + "\nlicense: other\n---\n\n"
+                files = [{"split": s, "path": f"{config}/{s}.{suffix}"} for s in splits]
+                configs.append({"config_name": config, "data_files": files})
+                infos.append({"config_name": config, "features": features(HF_COLUMNS[config])})
+        card = {"configs": configs, "dataset_info": infos, "license": "other"}
+        header = "---\n" + yaml.safe_dump(card, sort_keys=False, allow_unicode=True) + "---\n\n"
     return (
         header + f"# Code-review fixtures exported by miner ({fmt})\n\n"
         f"{len(chosen)} fixtures ({by_split['dev']} dev, {by_split['heldout']} held out) from `{out.name}`; "
@@ -320,4 +313,5 @@ def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, o
         "be shown to the model under evaluation. Held-out answers are left out unless the export was made "
         "with `--with-answers`.\n\n"
         f"Canary: `{mark}`. Do not train on this data; a model that can reproduce this string has seen it.\n"
+        + (HOW_TO_APPLY if fmt == "bundle" else "")
     )

@@ -259,8 +259,16 @@ def strongest_tier(answer: Answer) -> str | None:
     return min(tiers, key=TIERS.index) if tiers else None
 
 
+def reviewable(answer: Answer) -> str | None:
+    """How visible a bug fixture's defect is from the change alone, as the judge said (``--judge``): the
+    most visible of its pairs' answers (``yes``, then ``hard``, then ``no``); None when nobody said."""
+    said = {d.evidence.judge.reviewable for d in answer.defects or () if d.evidence.judge is not None}
+    return next((level for level in ("yes", "hard", "no") if level in said), None)
+
+
 def slices(answers: dict[str, Answer]) -> dict[str, set[str]]:
-    """Fixture ids per slice: split, fresh or not per training cutoff, repository, evidence tier."""
+    """Fixture ids per slice: split, fresh or not per training cutoff, repository, evidence tier, and how
+    reviewable the defect is from the change alone (where a judge said)."""
     out: dict[str, set[str]] = defaultdict(set)
     for fid, answer in answers.items():
         out[f"split:{answer.split}"].add(fid)
@@ -270,6 +278,9 @@ def slices(answers: dict[str, Answer]) -> dict[str, set[str]]:
         tier = strongest_tier(answer)
         if tier:
             out[f"tier:{tier}"].add(fid)
+        level = reviewable(answer)
+        if level:
+            out[f"reviewable:{level}"].add(fid)
     return dict(sorted(out.items()))
 
 

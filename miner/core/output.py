@@ -57,6 +57,19 @@ class Entry(_Model):
     answer: str  # path of the answer file, relative to the output
 
 
+class JudgeSpend(_Model):
+    """What screening a repository's candidates (or the whole set's) with the judge cost: the verdicts
+    it relied on, the candidates left without one, and the tokens and retries of those verdicts, as the
+    endpoint reported them when they were asked (a rebuild that reuses them costs nothing more)."""
+
+    verdicts: int
+    unanswered: int
+    unasked: int
+    retries: int
+    input_tokens: int
+    output_tokens: int
+
+
 class RepositoryReport(_Model):
     """What the build did with one repository: what it walked, kept, and dropped at each stage, why."""
 
@@ -73,6 +86,7 @@ class RepositoryReport(_Model):
     vendored_trees: list[str]
     sizes: dict[Kind, dict[str, float | int]]
     dropped: dict[str, dict[str, int]]
+    judge: JudgeSpend | None = None  # a judged build's (``--judge``)
 
 
 class Window(_Model):
@@ -94,10 +108,15 @@ class Manifest(_Model):
     visible_key: str
     repositories: list[RepositoryReport]
     fixtures: list[Entry]
+    judge: JudgeSpend | None = None  # a judged build's totals
 
     def json_text(self) -> str:
-        """The manifest as miner writes it."""
-        return dumps(self.model_dump(mode="json"))
+        """The manifest as miner writes it (a build without a judge says nothing of one)."""
+        data = self.model_dump(mode="json")
+        for holder in (data, *data["repositories"]):
+            if holder.get("judge") is None:
+                holder.pop("judge", None)
+        return dumps(data)
 
 
 class FixtureSet:

@@ -4,7 +4,7 @@ place. A stage's own small inputs (a ``FixtureJob``, a clean ``Quota``) are data
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,6 +13,10 @@ from miner.core.config import Tier
 
 class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+UTC_TIME = "UTC time as ISO 8601 text, written by iso()"
+UtcTime = Annotated[str, UTC_TIME]  # text in JSON; an export that has a time type declares one (hf)
 
 
 # -- what the walk reads from git ------------------------------------------------------
@@ -105,18 +109,25 @@ class Candidate(Record):
 
 
 class Verdict(Record):
-    """What the judge said of one candidate (or one pair of a bug candidate)."""
+    """What the judge said of one candidate (or one pair of a bug candidate): ``ok`` with the rubric's
+    answers; ``error`` when it could not answer (after its retries); ``unasked`` when the build stopped
+    asking (the token budget was spent, or the judge kept failing). What the answer cost, as the
+    endpoint reported it, is kept with it (replies asked again included)."""
 
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "unasked"]
     error: str | None = None
     fix: str | None = None  # the fix a bug verdict is about
     fix_is_bugfix: Literal["yes", "no", "unsure"] | None = None
     defect_in_change: Literal["introduced", "carried", "not_present", "unsure"] | None = None
     lines_right: Literal["yes", "partly", "no", "n/a"] | None = None
+    reviewable: Literal["yes", "hard", "no"] | None = None  # could a reviewer of the change alone see it
     plausible_pr: Literal["yes", "no"] | None = None
     later_fixed: Literal["yes", "no", "unsure"] | None = None
     real_defect: Literal["yes", "no", "unsure"] | None = None
     reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    retries: int | None = None
 
 
 class Evidence(Record):
@@ -142,7 +153,7 @@ class Defect(Record):
     line_start: int
     line_end: int
     fix: str
-    fix_date: str
+    fix_date: UtcTime
     summary: str
     evidence: Evidence
 
@@ -201,19 +212,23 @@ class Answer(Record):
     split: str
     base: str | None
     head: str
-    head_date: str
-    author_date: str
+    head_date: UtcTime
+    author_date: UtcTime
     defects: tuple[Defect, ...] | None = None
     observed_days: int | None = None
     fresh: dict[str, bool]
     description_mode: Literal["original", "title", "none"]
     blanked: tuple[Blanked, ...] = ()
+    title_replaced: bool = False  # the author's title had no content once its references went; miner made one
     family: str | None = None  # fixtures sharing an introducing commit, a fix or a patch share a family
     clean_confidence: Literal["high", "medium", "low"] | None = None
     wait_days: int | None = None  # the waiting window a clean change was held to
     survival: float | None = None  # share of a clean change's added lines still unchanged at the mined commit
     stratum: str | None = None  # size/spread/language bucket a clean change was sampled from
     judge: Verdict | None = None  # what the optional judge said of a clean change
+    # What a judged build decided of the fixture: "kept"; or, where it was told to keep them marked,
+    # "refused" (--keep-refused) or "unjudged" (--keep-unjudged: no answer). None without a judge.
+    screen: Literal["kept", "refused", "unjudged"] | None = None
 
 
 class Fixture(Record):

@@ -14,7 +14,9 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -25,11 +27,13 @@ from miner import __version__
 from miner.core.config import Config
 from miner.core.records import CommitMeta, Defect, Evidence, Label, Verdict
 from miner.runner.engine import LabelResult
+from miner.stages import redact, strip
 from miner.stages.anchors import Anchor
 from miner.stages.clean import Checked
 
 CACHE = "cache"
 CLEAN_CHECKS = "clean_checks.jsonl"
+JUDGE = "judge.jsonl"
 
 
 def labels_key(config: Config) -> str:
@@ -51,12 +55,24 @@ def clean_key(config: Config, excluded: Iterable[str] = ()) -> str:
 
 
 def visible_key(config: Config) -> str:
-    """The settings a visible file depends on (besides its commit), and the miner version that
-    wrote it: a newer miner may strip more, and must not hand on what an older one let through."""
+    """The settings a visible file depends on (besides its commit), and the miner version and the
+    stripping code that wrote it: a newer miner may strip more, and must not hand on what an older
+    one let through; the code's own digest makes a change to the rules re-make visible parts even
+    before the version moves."""
     parts = {k: config.model_dump(mode="json")[k] for k in ("strip", "output", "paths")}
     parts["salt"] = config.split.salt
     parts["miner"] = __version__
+    parts["rules"] = _rules_digest()
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def _rules_digest() -> str:
+    """A digest of the modules that decide what a visible part shows of a message and a comment."""
+    digest = hashlib.sha256()
+    for module in (strip, redact):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _json_line(meta: CommitMeta) -> str:
@@ -109,6 +125,7 @@ class Cache:
         self.sources = [s / CACHE for s in sources if (s / CACHE).is_dir()]
         self.dir = staging / CACHE
         self._open: dict[Path, TextIO] = {}
+        self._lock = threading.Lock()
 
     # -- reading ------------------------------------------------------------------
 
@@ -190,7 +207,7 @@ class Cache:
         """The judge's verdicts of earlier builds, by the digest of command and packet (miner.stages.judge)."""
         found: dict[str, Verdict] = {}
         for source in reversed(self.sources):  # the newest source wins
-            for entry in _lines(source / "judge.jsonl"):
+            for entry in _lines(source / JUDGE):
                 try:
                     found[entry["key"]] = Verdict.model_validate(entry["verdict"])
                 except (KeyError, TypeError, ValidationError):
@@ -199,9 +216,24 @@ class Cache:
 
     # -- writing ------------------------------------------------------------------
 
+    def add_judge_verdict(self, key: str, verdict: Verdict) -> None:
+        """One verdict as the judge gives it, on disk at once: an answer costs money, and an interrupted
+        build's answers are read back by the next."""
+        path = self.dir / JUDGE
+        self._append(path, json.dumps({"key": key, "verdict": verdict.model_dump(mode="json")}, sort_keys=True))
+        with self._lock:
+            handle = self._open[path]
+            handle.flush()
+            os.fsync(handle.fileno())
+
     def save_judge_verdicts(self, verdicts: dict[str, Verdict]) -> None:
+        """Every verdict known, sorted (the file ``add_judge_verdict`` appended to is written anew)."""
+        with self._lock:
+            handle = self._open.pop(self.dir / JUDGE, None)
+            if handle is not None:
+                handle.close()
         self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.dir / "judge.jsonl", "w", encoding="utf-8") as handle:
+        with open(self.dir / JUDGE, "w", encoding="utf-8") as handle:
             for key in sorted(verdicts):
                 handle.write(json.dumps({"key": key, "verdict": verdicts[key].model_dump(mode="json")}, sort_keys=True) + "\n")
 
@@ -226,11 +258,12 @@ class Cache:
                 handle.write(json.dumps({"path": path, **tips[path].to_json()}) + "\n")
 
     def _append(self, path: Path, line: str) -> None:
-        handle = self._open.get(path)
-        if handle is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._open[path] = open(path, "a", encoding="utf-8")
-        handle.write(line + "\n")
+        with self._lock:  # the judge's threads append verdicts while the build appends checks
+            handle = self._open.get(path)
+            if handle is None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                handle = self._open[path] = open(path, "a", encoding="utf-8")
+            handle.write(line + "\n")
 
     def add_labels(self, identity: str, key: str, results: Iterable[LabelResult]) -> None:
         path = self.dir / identity / "labels.jsonl"
@@ -262,9 +295,10 @@ class Cache:
         (folder / "heads.json").write_text(json.dumps(sorted(set(heads))) + "\n", encoding="utf-8")
 
     def close(self) -> None:
-        for handle in self._open.values():
-            handle.close()
-        self._open.clear()
+        with self._lock:
+            for handle in self._open.values():
+                handle.close()
+            self._open.clear()
 
     def sort_labels(self) -> None:
         """Rewrite each labels file sorted by fix (and each clean checks file by commit), so the

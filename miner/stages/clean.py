@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import math
 import re
 from collections import Counter
@@ -575,34 +576,41 @@ def pick_clean(
     taken: set[str] = set()
     refused: set[str] = set()
     picks: list[CleanPick] = []
+    many: Callable[[Sequence[CommitMeta]], list[str | None]] | None = getattr(check, "many", None)
 
-    def accept(meta: CommitMeta) -> bool:
-        if meta.sha in taken or meta.sha in refused:
-            return False
-        reason = check(meta)
-        if reason:
-            dropped[reason] += 1
-        else:
-            taken.add(meta.sha)
-            picks.append(
-                CleanPick(
-                    sha=meta.sha, observed_days=(mined_at - meta.committer_time) // 86400, stratum="/".join(stratum(meta, config))
-                )
-            )
-            return True
-        refused.add(meta.sha)
-        return False
+    def take(wanted: list[tuple[list[CommitMeta], int]]) -> None:
+        """For each (candidates, want), the first ``want`` candidates (in order) that pass the checks. They
+        are asked in rounds, each round as many of each list as it still wants, so a check that runs side
+        by side (``many``: the judge's) does, for every list at once, and none is asked for nothing; the
+        picks are those of asking one at a time (the lists are apart: strata share no commit)."""
+        waiting = [iter([m for m in ms if m.sha not in taken and m.sha not in refused]) for ms, _ in wanted]
+        need = [want for _, want in wanted]
 
-    for group, share in quotas:
-        got = 0
-        for meta in groups.get(group, []):
-            if got >= share:
-                break
-            got += accept(meta)
-    for meta in eligible:  # fill what the strata could not, in seeded order
-        if len(picks) >= count:
-            break
-        accept(meta)
+        def next_round() -> list[tuple[int, list[CommitMeta]]]:
+            return [(n, b) for n in range(len(wanted)) if need[n] > 0 and (b := list(itertools.islice(waiting[n], need[n])))]
+
+        while batches := next_round():
+            asked = [meta for _, batch in batches for meta in batch]
+            reasons = iter(many(asked) if many else [check(meta) for meta in asked])
+            for n, batch in batches:
+                for meta in batch:
+                    reason = next(reasons)
+                    if reason:
+                        dropped[reason] += 1
+                        refused.add(meta.sha)
+                        continue
+                    taken.add(meta.sha)
+                    observed = (mined_at - meta.committer_time) // 86400
+                    picks.append(CleanPick(sha=meta.sha, observed_days=observed, stratum="/".join(stratum(meta, config))))
+                    need[n] -= 1
+
+    strata = [(groups.get(group, []), share) for group, share in quotas]
+    if many:  # every stratum's first round at once
+        take(strata)
+    else:  # one at a time, in the order the checks were planned (they run ahead in that order)
+        for one in strata:
+            take([one])
+    take([(eligible, count - len(picks))])  # fill what the strata could not, in seeded order
     left = len(eligible) - len(taken) - len(refused)
     if left:
         dropped["not_sampled"] += left

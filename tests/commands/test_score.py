@@ -15,10 +15,10 @@ from click.testing import CliRunner
 import miner
 from miner.cli import main
 from miner.commands.review import ReviewerCommand, read_runs, review
-from miner.commands.score import holm, interval, match, paired, score, score_fixture
+from miner.commands.score import holm, interval, match, paired, score, score_fixture, slices
 from miner.core.errors import MinerError
 from miner.core.findings import ReviewFinding, RunRecord, parse_output, schema
-from miner.core.records import Answer, Defect, Evidence
+from miner.core.records import Answer, Defect, Evidence, Verdict
 
 REVIEWERS = Path(__file__).resolve().parents[2] / "scripts" / "reviewers"
 
@@ -271,3 +271,23 @@ def test_each_fixture_is_checked_out_from_its_own_repository(two_splits: Path, s
     fixtures = miner.open_output(out)
     seen = {r.fixture_id: r.findings[0].message for r in read_runs(out / "runs" / "base.jsonl")}
     assert seen == {f.id: f.answer.base for f in fixtures if f.answer.base}
+
+
+def test_recall_is_sliced_by_how_reviewable_the_judge_said_the_defect_is() -> None:
+    """The judge's ``reviewable`` answer (the most visible of a fixture's pairs) names a slice; a fixture
+    nobody judged is in none of them."""
+
+    def judged(level: str | None, fid: str) -> Answer:
+        said = None if level is None else Verdict(status="ok", fix="f" * 40, reviewable=level)
+        d = defect("a.py", 10)
+        d = d.model_copy(update={"evidence": d.evidence.model_copy(update={"judge": said})})
+        return answer("bug", [d]).model_copy(update={"id": fid})
+
+    answers = {"fx-1": judged("yes", "fx-1"), "fx-2": judged("hard", "fx-2"), "fx-3": judged(None, "fx-3")}
+    two = judged("no", "fx-4")
+    hard_and_no = two.model_copy(update={"defects": (*(two.defects or ()), *(answers["fx-2"].defects or ()))})
+    answers["fx-4"] = hard_and_no
+    found = slices(answers)
+    assert found["reviewable:yes"] == {"fx-1"} and found["reviewable:hard"] == {"fx-2", "fx-4"}
+    assert "reviewable:no" not in found
+    assert not any("fx-3" in ids for name, ids in found.items() if name.startswith("reviewable:"))

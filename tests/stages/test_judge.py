@@ -1,23 +1,23 @@
 """The optional judge, played by scripts: what it refuses is dropped and counted, what it says is kept
-in the answers, a judge that fails refuses nothing, and verdicts are cached like labels."""
+in the answers, a candidate it does not answer is never passed as screened, and verdicts are cached
+like labels."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
 from conftest import Sample
 
-from miner.commands.build import BuildOptions, JudgeCommand, build
+from miner.commands.build import BuildOptions, JudgeCommand, build, summary_table
 from miner.commands.explain import explain
 from miner.core.config import Config, load_config
 from miner.core.errors import MissingObjectError
 from miner.core.records import CommitMeta
 from miner.stages.clean import MISSING
-from miner.stages.judge import Asked, Judge, JudgedClean
+from miner.stages.judge import STOP_AFTER, Asked, Judge, JudgeCounts, JudgedClean, Keep, command_runner
 
 # Keeps everything but the range-end fix and the capacity change; logs every packet it reads.
 JUDGE = """
@@ -88,36 +88,61 @@ def test_the_judge_refuses_and_its_verdicts_are_kept(samples: dict[str, Sample],
 @pytest.mark.parametrize(
     "script,error",
     [
-        ("import sys; sys.exit(3)", "exit 3"),
+        ("import sys; sys.exit(2)", "exit 2"),
         ("print('not json')", "unreadable answer"),
         ("import time; time.sleep(5)", "timed out"),
     ],
 )
-def test_a_judge_that_fails_refuses_nothing_and_is_reported(
+def test_a_judge_that_fails_passes_nothing_as_screened(
     samples: dict[str, Sample], tmp_path: Path, script: str, error: str
 ) -> None:
+    """No answer is no pass: every candidate is left out and counted; with --keep-unjudged the set is the
+    one without a judge, each fixture marked unjudged with the error; nothing is cached, so a rerun asks again."""
     shelf = samples["shelf"]
     path = tmp_path / "judge.py"
     path.write_text(script)
-    out = tmp_path / "out"
+    command = f"{sys.executable} {path}"
     plain = tmp_path / "plain"
-    result = build(
-        [shelf.path],
-        out,
-        every_clean(),
-        BuildOptions(judge=JudgeCommand(f"{sys.executable} {path}", timeout=1.0)),
-        progress=False,
-    )
     build([shelf.path], plain, every_clean(), progress=False)
-    found = answers(out)
+    out = tmp_path / "out"
+    result = build([shelf.path], out, every_clean(), BuildOptions(judge=JudgeCommand(command, timeout=1.0)), progress=False)
+    report = result.reports[0]
+    assert answers(out) == {}
+    assert report.judge is not None and report.judge.failed == report.judge.asked > 0 and report.judge.answered == 0
+    assert report.dropped["judge"]["judge_unanswered"] == len(answers(plain)) - report.dropped["clean"]["judge_unanswered"] - (
+        report.dropped["clean"].get("judge_unasked", 0)
+    )
+    assert not (out / "cache" / "judge.jsonl").read_text().strip()  # a failure is the run's, not an answer
+
+    kept = tmp_path / "kept"
+    keep = JudgeCommand(command, timeout=1.0, keep=Keep(unjudged=True))
+    build([shelf.path], kept, every_clean(), BuildOptions(judge=keep), progress=False)
+    found = answers(kept)
     assert set(found) == set(answers(plain))
-    assert result.reports[0].dropped["judge"]["judge_failed"] == len(found)
+    assert {a["screen"] for a in found.values()} == {"unjudged"}
     bug = found[shelf.sha("inclusive-end")]
-    assert bug["defects"][0]["evidence"]["judge"]["status"] == "error"
-    assert error in bug["defects"][0]["evidence"]["judge"]["error"]
-    assert "  judge failed (" in explain(out, bug["id"]) and "kept as without a judge" in explain(out, bug["id"])
-    # A failure is the run's, not an answer: nothing is cached.
-    assert not (out / "cache" / "judge.jsonl").read_text().strip()
+    verdict = bug["defects"][0]["evidence"]["judge"]
+    assert verdict["status"] in ("error", "unasked") and (error in verdict["error"] or "in a row" in verdict["error"])
+    assert "kept unjudged (--keep-unjudged)" in explain(kept, bug["id"])
+
+
+def test_a_judge_that_keeps_failing_is_no_longer_asked(samples: dict[str, Sample], tmp_path: Path) -> None:
+    """After STOP_AFTER failures in a row the build stops asking (a judge that is down would cost an hour of
+    retries); the rest go unasked, and the summary says why. A judge's "no answer yet" (exit 3) is no fault."""
+    ledger = samples["pyledger"]
+    down, later = tmp_path / "down.py", tmp_path / "later.py"
+    down.write_text("import sys; sys.exit(1)")
+    later.write_text("import sys; sys.exit(3)")
+    result = build(
+        [ledger.path], tmp_path / "a", every_clean(), BuildOptions(judge=JudgeCommand(f"{sys.executable} {down}", jobs=1))
+    )
+    counts = result.reports[0].judge
+    assert counts is not None and counts.failed == STOP_AFTER and counts.unasked > 0
+    assert result.judge_stopped is not None and "10 times in a row" in result.judge_stopped
+    assert "the build stopped asking" in summary_table(result)
+    deferred = build([ledger.path], tmp_path / "b", every_clean(), BuildOptions(judge=JudgeCommand(f"{sys.executable} {later}")))
+    counts = deferred.reports[0].judge
+    assert counts is not None and counts.unasked == 0 and counts.failed == counts.asked > STOP_AFTER
 
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
@@ -131,9 +156,9 @@ def test_a_judge_answered_in_batches_from_a_folder(samples: dict[str, Sample], t
     command = JudgeCommand(f"{sys.executable} {SCRIPTS / 'queue_judge.py'} {folder}")
     first = build([shelf.path], out, every_clean(), BuildOptions(judge=command), progress=False)
     build([shelf.path], plain, every_clean(), progress=False)
-    assert set(answers(out)) == set(answers(plain))
+    assert answers(out) == {}  # nothing answered yet: nothing passed as screened
     queued = {p.stem: json.loads(p.read_text()) for p in (folder / "packets").glob("*.json")}
-    assert first.reports[0].dropped["judge"]["judge_failed"] == len(queued) > 0
+    assert first.reports[0].judge is not None and first.reports[0].judge.failed == len(queued) > 0
     (folder / "answers").mkdir()
     for name, packet in queued.items():
         if packet["kind"] == "bug":
@@ -145,10 +170,11 @@ def test_a_judge_answered_in_batches_from_a_folder(samples: dict[str, Sample], t
     second = build([shelf.path], out, every_clean(), BuildOptions(judge=command), progress=False, force=True)
     assert second.reports[0].dropped["judge"] == {"judge_not_bugfix": 1}
     assert shelf.sha("inclusive-end") not in answers(out)
+    assert set(answers(out)) == set(answers(plain)) - {shelf.sha("inclusive-end")}
 
 
 def test_recorded_answers_are_replayed_by_commit(samples: dict[str, Sample], tmp_path: Path) -> None:
-    """scripts/replay_judge.py answers the packets its file names by commit ids; the rest fail (kept)."""
+    """scripts/replay_judge.py answers the packets its file names by commit ids; the rest have no answer."""
     shelf = samples["shelf"]
     record = {
         "kind": "clean",
@@ -161,13 +187,14 @@ def test_recorded_answers_are_replayed_by_commit(samples: dict[str, Sample], tmp
     file = tmp_path / "judge.jsonl"
     file.write_text(json.dumps(record) + "\n")
     out = tmp_path / "out"
-    command = JudgeCommand(f"{sys.executable} {SCRIPTS / 'replay_judge.py'} {file}")
+    command = JudgeCommand(f"{sys.executable} {SCRIPTS / 'replay_judge.py'} {file}", keep=Keep(unjudged=True))
     result = build([shelf.path], out, every_clean(), BuildOptions(judge=command), progress=False)
     found = answers(out)
     assert shelf.sha("add-capacity") not in found and shelf.sha("rename-count") in found
-    dropped = result.reports[0].dropped
-    assert dropped["clean"]["judge_not_plausible"] == 1
-    assert dropped["judge"]["judge_failed"] == len(found)  # every other candidate, kept as without a judge
+    assert found[shelf.sha("rename-count")]["screen"] == "unjudged"
+    report = result.reports[0]
+    assert report.dropped["clean"]["judge_not_plausible"] == 1
+    assert report.judge is not None and report.judge.failed == len(found)  # every other candidate, kept marked
 
 
 def test_a_clean_packet_shows_the_later_commits_that_rewrote_its_lines(samples: dict[str, Sample], tmp_path: Path) -> None:
@@ -183,7 +210,7 @@ def test_a_clean_packet_shows_the_later_commits_that_rewrote_its_lines(samples: 
     assert later["message"].startswith("Show negative French amounts in parentheses")
     assert later["diff"].startswith("diff --git") and "+++ b/" in later["diff"]
     assert sum(not p["later"] for p in clean.values()) > 0  # changes whose lines stood through the window show none
-    assert all(p["version"] == 3 for p in packets)
+    assert all(p["version"] == 4 for p in packets)
 
 
 def test_a_bug_packet_shows_the_commits_between_the_change_and_the_fix_that_changed_the_marked_files(
@@ -235,7 +262,6 @@ def test_a_clean_candidate_whose_later_history_cannot_be_read_is_refused_as_miss
     log = tmp_path / "asked.log"
     script = tmp_path / "judge.py"
     script.write_text(JUDGE)
-    dropped: Counter[str] = Counter()
     meta = CommitMeta(
         sha="c" * 40,
         parents=("p" * 40,),
@@ -246,13 +272,15 @@ def test_a_clean_candidate_whose_later_history_cannot_be_read_is_refused_as_miss
         message="Add a thing\n",
         files=(),
     )
+    command = f"{sys.executable} {script} {log}"
+    counts = JudgeCounts()
     check = JudgedClean(
         Checks(),
-        Judge(f"{sys.executable} {script} {log}", 10.0),
-        Asked(Damaged(), "r"),  # type: ignore[arg-type]
+        Judge(command, command_runner(command, 10.0)),
+        Asked(Damaged(), "r", counts),  # type: ignore[arg-type]
         {},
-        dropped,
+        {},
         load_config(),
     )
     assert check(meta) == MISSING
-    assert not log.exists() and not dropped
+    assert not log.exists() and counts == JudgeCounts()
