@@ -3,8 +3,9 @@
 A pygments ``RegexLexer`` tries the rules of its current state one after another at each position,
 one regular-expression match called from Python per rule, until one matches; Ruby's first state
 has about sixty rules, many behind lookbehinds, and a Ruby file of 2,000 lines took a fifth of a
-second. Here the loop is pygments' own (copied from ``RegexLexer`` and ``ExtendedRegexLexer``), but
-the search for the first rule that matches is one call:
+second. Here the loop keeps what pygments' loops (``RegexLexer``'s and ``ExtendedRegexLexer``'s) do, so
+the tokens are theirs: the same state stack and transitions, a newline that resets to ``root``, an
+unmatched character given as an error token. But the search for the first rule that matches is one call:
 
 - a state's rules are joined into one alternation, ``(rule1)|(rule2)|...``: Python's ``re`` tries
   the alternatives in order at the position and stops at the first that matches, as the loop
