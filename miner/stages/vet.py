@@ -27,11 +27,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache, lru_cache
+from itertools import zip_longest
 
 from miner.core.classify import glob_regex as path_kind_glob
 from miner.core.classify import has_fix_word, has_generated_marker, path_kind, reverted_shas, trailer_shas
 from miner.core.config import Config, VetConfig
-from miner.core.lexer import code_tokens, python_long_string_lines
+from miner.core.lexer import code_token_stream, code_tokens, python_long_string_lines
 from miner.core.records import FileDiff, FixCommit
 
 # "type(scope): ...", or a leading bracketed type ("[Fix] ...", "[Tests] ...", "[Dev Deps] ..."), as some projects write it
@@ -251,9 +252,10 @@ def _neutral_change(path: str, before: bytes, after: bytes, diff: FileDiff | Non
             # Other code words, read as the files read them: the files' tokens differ, and not only
             # in their strings or in the order of their imports.
             return None
-    a, b = code_tokens(path, old), code_tokens(path, new)
+    a, b = code_token_stream(path, old), code_token_stream(path, new)
     if a is None or b is None:
         return None
+    alike = _compared(a, b)
 
     # Tokens leave indentation out, which in Python is syntax: a block moved in or out of an `if` has
     # the same tokens. A Python file whose statements nest otherwise is no layout or message change.
@@ -267,11 +269,25 @@ def _neutral_change(path: str, before: bytes, after: bytes, diff: FileDiff | Non
     # Reordered imports are looked for only where lines may have moved past import lines: the
     # change touches an import line, or its removed and added lines hold the same code words.
     imports = diff is None or same is not False or any(_IMPORT.match(text) for _, text in (*diff.removed, *diff.added))
-    if (a == b or (imports and _imports_reordered(path, old, new))) and nested_alike():
+    if (alike == "same" or (imports and _imports_reordered(path, old, new))) and nested_alike():
         return "layout"
-    if len(a) == len(b) and all(x == y or (_prose(x) and _prose(y)) for x, y in zip(a, b)) and nested_alike():
+    if alike != "other" and nested_alike():
         return "messages"
     return None
+
+
+def _compared(a: Iterator[str], b: Iterator[str]) -> str:
+    """How two versions' tokens compare: ``same``; ``prose``, when they differ, pair by pair, only in
+    strings that read as messages for a person; ``other``. They are read only up to the first
+    other difference: most changes differ at the change, and the rest of each file is never lexed."""
+    found = "same"
+    for x, y in zip_longest(a, b):
+        if x == y:
+            continue
+        if x is None or y is None or not (_prose(x) and _prose(y)):
+            return "other"
+        found = "prose"
+    return found
 
 
 def _read_alone_as_in_files(diff: FileDiff, before: bytes, after: bytes, old: str, new: str) -> bool:

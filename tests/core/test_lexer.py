@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from miner.core.lexer import code_lines, code_tokens, comment_spans
+from miner.core.lexer import code_lines, code_token_stream, code_tokens, comment_spans
 
 C = """#include <stdio.h>
 /* a block
@@ -149,14 +149,32 @@ def test_a_text_pygments_lexed_once_answers_every_later_question_as_a_fresh_lexi
     from miner.core import lexer
 
     script = "\n".join(f'# note {n}\nvalue_{n}="$((n + {n}))"  # why {n}\n\necho $value_{n}' for n in range(40)) + "\n"
-    lexer._LEXED.clear()
+    lexer._kept().clear()
     fresh = (code_lines("run.sh", script), code_lines("run.sh", script, 9), comment_spans("run.sh", script))
-    lexer._LEXED.clear()
+    lexer._kept().clear()
     tokens = code_tokens("run.sh", script)
-    assert tokens is not None and len(lexer._LEXED) == 1
+    assert tokens is not None and len(lexer._kept()) == 1
     assert (code_lines("run.sh", script), code_lines("run.sh", script, 9), comment_spans("run.sh", script)) == fresh
     assert code_lines("run.sh", script, 9) <= set(range(1, 11)) and len(code_lines("run.sh", script, 9)) < len(fresh[0])
     assert code_tokens("run.sh", script) == tokens and any(t.startswith("S") for t in tokens)
     monkeypatch.setattr(lexer, "_LEXED_MOST_CHARS", 10)
-    lexer._LEXED.clear()
-    assert code_tokens("run.sh", script) == tokens and not lexer._LEXED
+    lexer._kept().clear()
+    assert code_tokens("run.sh", script) == tokens and not lexer._kept()
+
+
+def test_tokens_read_in_part_and_in_turn_are_those_of_a_fresh_lexing() -> None:
+    """A stage may stop reading a text's tokens early (vet, at the first difference; blame, past a line),
+    and another reads them next, or meanwhile: each gets every token, in order."""
+    from miner.core import lexer
+
+    script = "\n".join(f"# note {n}\ndef m{n}(x)\n  x + {n} # why\nend" for n in range(300)) + "\n"
+    lexer._kept().clear()
+    fresh = code_tokens("a.rb", script)
+    assert fresh is not None and len(fresh) > 1000
+    lexer._kept().clear()
+    first, second = code_token_stream("a.rb", script), code_token_stream("a.rb", script)
+    assert first is not None and second is not None
+    head = [next(first) for _ in range(10)]
+    assert list(second) == fresh  # read on past where the first stopped
+    assert head + list(first) == fresh
+    assert code_lines("a.rb", script, 5) == {2, 3, 4}
