@@ -15,9 +15,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from miner.core.errors import ConfigError
+
+# Where a fix that followed a clean candidate keeps it out, broadest first (miner.stages.clean).
+Scope = Literal["directory", "file", "lines"]
+SCOPES: tuple[Scope, ...] = ("directory", "file", "lines")
 
 Tier = Literal["explicit", "blame", "plurality", "weak", "heuristic", "diffuse"]
 TIERS: tuple[Tier, ...] = ("explicit", "blame", "plurality", "weak", "heuristic", "diffuse")
@@ -121,7 +125,9 @@ class CleanConfig(_Section):
     wait_days: int = Field(ge=0)
     admit_young: bool
     fix_window_days: int = Field(ge=0)
-    fix_window_scope: Literal["directory", "file"]
+    fix_window_scope: Scope
+    fix_window_fallback: list[Scope]
+    judged_fix_window_fallback: list[Scope]
     survival: bool
     min_survival: float = Field(ge=0, le=1)
     max_changed_lines: int = Field(gt=0)
@@ -132,6 +138,18 @@ class CleanConfig(_Section):
     ratio: float = Field(ge=0)
     min_count: int = Field(ge=0)
     max_count: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _narrowing(self) -> CleanConfig:
+        """Each fallback scope is narrower than the one before it (directory, then file, then lines)."""
+        for name in ("fix_window_fallback", "judged_fix_window_fallback"):
+            scopes = [self.fix_window_scope, *getattr(self, name)]
+            if any(SCOPES.index(a) >= SCOPES.index(b) for a, b in zip(scopes, scopes[1:])):
+                raise ValueError(
+                    f"{name} {getattr(self, name)} must name scopes narrower than fix_window_scope "
+                    f"({self.fix_window_scope!r}), each narrower than the one before, of {list(SCOPES)}"
+                )
+        return self
 
 
 class StripConfig(_Section):
