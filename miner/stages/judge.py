@@ -11,7 +11,10 @@
   right at least in part; a fixture is kept while one of its pairs is;
 - a clean candidate's packet holds the change's message and diff, and the later commits within the
   waiting window that rewrote or removed lines it added (each with its message and its diff of those
-  files: what a reader follows to tell whether the change was corrected later); the judge answers
+  files: what a reader follows to tell whether the change was corrected later); when fixes followed it
+  within ``clean.fix_window_days`` in its source files or their directories without rewriting its
+  lines, those too (``nearby``: the evidence the fix window rule guesses from, so that a judged build
+  may take such candidates, ``clean.judged_fix_window_fallback``); the judge answers
   ``plausible_pr``, ``later_fixed`` and ``real_defect``: it is kept when it is a plausible pull
   request, never fixed, with no real defect.
 
