@@ -107,7 +107,7 @@ def config_option(func: F) -> F:
         "--config",
         "config_path",
         type=click.Path(path_type=Path, dir_okay=False),
-        help="YAML file overriding miner's defaults (see README, Configuration).",
+        help="YAML file overriding miner's defaults (see docs/configuration.md).",
     )(func)
 
 
@@ -594,7 +594,7 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
     required=True,
     type=click.Choice(["jsonl", "inspect", "hf", "promptfoo", "bundle"]),
     help="jsonl, inspect (Inspect samples), hf (a dataset-hub folder), promptfoo (tests and an assertion) "
-    "or bundle (a git bundle a fixture).",
+    "or bundle (git bundles: each repository's history once, and a thin bundle per fixture).",
 )
 @click.option("--to", "to", required=True, type=click.Path(path_type=Path), help="A new or empty directory.")
 @click.option("--split", type=click.Choice(["dev", "heldout", "all"]), default="all", show_default=True)
@@ -613,6 +613,11 @@ def score_cmd(out: Path, runs: tuple[Path, ...], tolerance: int, as_json: bool) 
     help="A repository the fixtures were mined from (needed by --format bundle; repeatable, one for each).",
 )
 @click.option("--parquet", is_flag=True, help="With --format hf: Parquet files instead of JSON Lines (needs pyarrow).")
+@click.option(
+    "--squash",
+    is_flag=True,
+    help="With --format bundle: no history, each fixture's base as one commit (as `miner materialize --squash`).",
+)
 def export_cmd(
     out: Path,
     fmt: Format,
@@ -622,6 +627,7 @@ def export_cmd(
     with_answers: bool | None,
     repos: tuple[str, ...],
     parquet: bool,
+    squash: bool,
 ) -> None:
     """Export the fixtures of OUT for another tool: an eval harness, a dataset hub, a git client.
 
@@ -632,7 +638,7 @@ def export_cmd(
     from miner.commands.export import Selection, export
 
     select = Selection(split=split, since=since.date() if since else None, with_answers=with_answers)
-    done = export(out, fmt, to, select, repos=named_or_plain(repos), parquet=parquet)
+    done = export(out, fmt, to, select, repos=named_or_plain(repos), parquet=parquet, squash=squash)
     click.echo(f"exported {done.fixtures} fixtures ({done.answers} with answers) to {done.to}; canary {done.canary}", err=True)
 
 

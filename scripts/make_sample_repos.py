@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: make_sample_repos.py DEST", file=sys.stderr)
         return 2
-    dest = Path(argv[0])
+    dest = Path(argv[0]).resolve()  # git fast-import runs inside each new repository: a relative DEST would miss
     if dest.exists() and any(dest.iterdir()):
         print(f"error: {dest} is not empty; give a new or empty directory", file=sys.stderr)
         return 2

@@ -1,4 +1,4 @@
-"""The public API: what `import miner` offers, and the README's example run as it is written."""
+"""The public API: what `import miner` offers, and the example of docs/python-api.md run as it is written."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import pytest
 import miner
 from miner.core.errors import OutputDirError
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "python-api.md"
 
 
 def test_every_public_name_resolves() -> None:
@@ -26,14 +27,14 @@ def test_every_public_name_resolves() -> None:
         miner.no_such_name  # noqa: B018
 
 
-def test_the_readme_python_example_runs(samples: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    section = README.read_text(encoding="utf-8").split("### From Python: `miner.open_output`", 1)[1]
+def test_the_documented_python_example_runs(samples: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    section = PAGE.read_text(encoding="utf-8")
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
     shutil.copytree(samples["pyledger"].path, tmp_path / "sample_repo")
     monkeypatch.chdir(tmp_path)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, str(PAGE), "exec"), {})
     lines = printed.getvalue().splitlines()
     assert re.fullmatch(r"\d+ fixtures from \['sample_repo'\]", lines[0])
     assert len(lines) > 1 and all(line.startswith("fx-") for line in lines[1:])
@@ -71,7 +72,7 @@ def test_a_damaged_output_is_one_line(tmp_path: Path, samples: dict) -> None:
 
 
 def test_scripts_import_only_the_public_api() -> None:
-    scripts = README.parent / "scripts"
+    scripts = ROOT / "scripts"
     for path in sorted([*scripts.glob("*.py"), *scripts.glob("reviewers/*.py")]):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):

@@ -8,9 +8,16 @@ so a bug there shows up here. Each check is named in every finding it makes:
                 digits) of a commit of the source repository (the rest of a file is the base as it was)
   sha-like      title or description holds a 7-40 character hex token with a digit and a letter
                 (a warning: without the repository it cannot be told from a hash or a colour)
-  issue-ref     title or description holds ``#123``, ``GH-123``, ``PROJ-123`` or ``owner/repo#123``
+  issue-ref     title or description holds ``#123``, ``GH-123``, ``PROJ-123``, ``owner/repo#123`` or an
+                advisory id in any case (``cve-2024-39338``, ``GHSA-xxxx-xxxx-xxxx``), ``RHBZ#123``
   url, email    title or description holds a link or an e-mail address
   fix-subject   title or description holds the subject of a fix that labelled the change
+  trailer       title or description holds a trailer (``Signed-off-by``, ``Docker-DCO-1.1-Signed-off-by``,
+                ``Change-Id``, any ``strip.trailer_keys`` key) or a piece of a DCO sign-off
+  fragment      title or description holds what redaction left: a sentence ending where a reference was
+                cut, a line opening with punctuation a removal left, digits of a cut id (see ``fragments``);
+                counted per kind. An error when the commit's message shows it is no author's (``--repo``),
+                else a warning
   oracle-comment a comment on an added line carries a marker (FIXME, TODO, ...), an issue reference or a link
   contents      a visible file's before/after is not the blob at base/head (blanked lines aside),
                 or the visible files are not exactly the files the change touched
@@ -39,6 +46,7 @@ from typing import Literal
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from miner.commands.fragments import KINDS, fragments, trailer_lines
 from miner.commands.sources import RepoSpec, mined_repositories
 from miner.core.config import Config
 from miner.core.errors import OutputDirError
@@ -53,7 +61,10 @@ _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")
 _SHA_LIKE = re.compile(r"(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])")
 _URL = re.compile(r"\b(?:https?|ftp|ssh|git)://\S+|\bwww\.[\w-]+\.\w+", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
-_ISSUE = re.compile(r"(?<![\w&])#\d+\b|\b(?:GH|gh|GL|gl)-\d+\b|\b[\w.-]+/[\w.-]+#\d+\b|\b([A-Z][A-Z0-9]+)-\d+\b")
+# A key followed by a dot and a digit is a version (GPL-2.0), not a ticket.
+_ISSUE = re.compile(r"(?<![\w&])#\d+\b|\b(?:GH|gh|GL|gl)-\d+\b|\b[\w.-]+/[\w.-]+#\d+\b|\b([A-Z][A-Z0-9]+)-\d+\b(?![.]\d)")
+# In any case: cve-2024-39338; and a tracker's prefix glued to the number: RHBZ#1150656, PR#12.
+_ADVISORY = re.compile(r"\bCVE-\d{4}-\d{4,}\b|\bGHSA(?:-[0-9a-z]{4}){3}\b|\b[A-Za-z]{1,6}#\d+\b", re.I)
 # Upper-case words followed by a number that name a standard, not a ticket.
 _NOT_TICKETS = {"UTF", "UCS", "ISO", "SHA", "MD", "PEP", "RFC", "CP", "WIN", "AES", "HTTP", "TLS", "SSL", "X"}
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -80,6 +91,7 @@ class AuditReport:
     checked: Counter[str] = field(default_factory=Counter)
     skipped: set[str] = field(default_factory=set)
     without_repo: set[str] = field(default_factory=set)  # repositories whose --repo checks were skipped
+    fragments: Counter[str] = field(default_factory=lambda: Counter({k: 0 for k in KINDS}))  # per kind
 
     @property
     def ok(self) -> bool:
@@ -90,6 +102,7 @@ class AuditReport:
             "ok": self.ok,
             "findings": [f.to_json() for f in self.findings],
             "checked": dict(sorted(self.checked.items())),
+            "fragments": dict(sorted(self.fragments.items())),
             "skipped": sorted(self.skipped),
             "skipped_repositories": sorted(self.without_repo),
         }
@@ -98,13 +111,14 @@ class AuditReport:
         errors = sum(f.severity == "error" for f in self.findings)
         warnings = len(self.findings) - errors
         counts = ", ".join(f"{k}={v}" for k, v in sorted(self.checked.items()))
+        pieces = ", ".join(f"{k}={v}" for k, v in sorted(self.fragments.items()))
         which = f" for {', '.join(map(repr, sorted(self.without_repo)))}" if self.without_repo else ""
         tail = f"; skipped{which} (give --repo): {', '.join(sorted(self.skipped))}" if self.skipped else ""
         verdict = "clean" if self.ok else "FAILED"
         return "\n".join(
             [
                 *(f.line() for f in self.findings),
-                f"audit {verdict}: {errors} error(s), {warnings} warning(s); checked {counts}{tail}",
+                f"audit {verdict}: {errors} error(s), {warnings} warning(s); checked {counts}; fragments {pieces}{tail}",
             ]
         )
 
@@ -166,6 +180,9 @@ def _message_leaks(fx: _Fixture, commits: list[str] | None) -> Iterator[Finding]
         for match in _ISSUE.finditer(text):
             if match.group(1) not in _NOT_TICKETS:
                 yield Finding("issue-ref", fx.id, f"{where}: {match.group(0)!r}")
+        for match in _ADVISORY.finditer(text):
+            if "#" in match.group(0) or match.group(0) != match.group(0).upper():  # else reported above
+                yield Finding("issue-ref", fx.id, f"{where}: {match.group(0)!r}")
         for match in _HEX.finditer(text):
             token = match.group(0).lower()
             if commits is not None and _is_commit_prefix(token, commits):
@@ -176,6 +193,16 @@ def _message_leaks(fx: _Fixture, commits: list[str] | None) -> Iterator[Finding]
     for subject in sorted({d.summary for d in fx.answer.defects or ()}):
         if len(_norm(subject)) >= 8 and _norm(subject) in message:
             yield Finding("fix-subject", fx.id, f"the fix's subject {subject!r} shows in the title or description")
+
+
+def _redaction(fx: _Fixture, original: str | None, keys: list[str]) -> Iterator[Finding]:
+    """Trailers and fragments in the title and description (``original``: the commit's message)."""
+    for where, text in (("title", fx.visible.title), ("description", fx.visible.description)):
+        for line in trailer_lines(text, keys):
+            yield Finding("trailer", fx.id, f"{where}: {line[:80]!r}")
+    for kind, what, confirmed in fragments(fx.visible.title, fx.visible.description, original):
+        if original is None or confirmed:
+            yield Finding("fragment", fx.id, f"{kind}: {what!r}", "error" if confirmed else "warning")
 
 
 def _sha_leaks(fx: _Fixture, commits: list[str], added: dict[str, set[int]]) -> Iterator[Finding]:
@@ -554,6 +581,10 @@ def audit(out: Path, config: Config, repos: Iterable[RepoSpec] = (), materialize
     for fx in fixtures:
         repo = sources.get(fx.answer.repository)
         report.findings += _message_leaks(fx, every_commit if sources else None)
+        original = repo.message(fx.answer.head) if repo is not None and fx.visible.title else None
+        found = list(_redaction(fx, original, config.strip.trailer_keys))
+        report.fragments.update(f.detail.split(":", 1)[0] for f in found if f.check == "fragment")
+        report.findings += found
         added = (
             _added(repo.patch(fx.answer.base, fx.answer.head).decode("utf-8", "surrogateescape"))
             if repo is not None

@@ -88,12 +88,24 @@ from miner.stages.clean import (
     window_end,
 )
 from miner.stages.fixture import FixtureJob, Source, fixture_id, make_answer
-from miner.stages.judge import Asked, Judge, JudgeCounts, JudgedClean, Keep, Screen, command_runner, judged_bugs
+from miner.stages.judge import (
+    Asked,
+    Judge,
+    JudgeCounts,
+    JudgedClean,
+    Keep,
+    Reply,
+    Runner,
+    Screen,
+    command_runner,
+    judged_bugs,
+)
 from miner.stages.ledger import LEDGER, Ledger, updated
 from miner.stages.split import Member, assign_splits, family_keys, repository_split
 from miner.stages.vet import vet_fixes
 from miner.stages.walk import find_fixes
 from miner.stages.write import (
+    Earlier,
     Staging,
     Written,
     assemble_manifest,
@@ -338,6 +350,7 @@ def build(
     heads = [r.resolve(rev) for r in repos]
     previous = out if (out / MANIFEST).is_file() else None
     ledger = _load_ledger(previous)
+    judge_run = _judge_runner(options.judge, options.plan) if options.judge else None  # a bad judge stops us here
     scratch = Path(tempfile.mkdtemp(prefix="miner-"))
     try:
         staging = None if options.plan else Staging(out)
@@ -346,7 +359,7 @@ def build(
         raise
     sources = [s for s in (staging.resumed if staging else None, previous) if s is not None] if options.use_cache else []
     cache = Cache(sources, staging.dir if staging else scratch / "plan")
-    asker = _asker(options.judge, cache, options.plan) if options.judge else None
+    asker = _asker(options.judge, judge_run, cache, options.plan) if options.judge and judge_run else None
     pool, shutdown = make_executor(workers.executor, jobs, workers.address, workers.scheduler_file)
     try:
         start_workers(pool, jobs)
@@ -401,13 +414,19 @@ def build(
     )
 
 
-def _asker(judge: JudgeCommand, cache: Cache, plan: bool) -> Judge:
-    """The judge of a build: ``miner judge`` is asked in this process (``chat_judge.command_model``),
-    any other command as a process per packet; its verdicts are saved as they come."""
+def _judge_runner(judge: JudgeCommand, plan: bool) -> Runner:
+    """How the judge is asked: ``miner judge`` in this process (``chat_judge.command_model``; its options
+    and its client are checked now, before anything is mined), any other command as a process per packet."""
     from miner.commands.chat_judge import chat_runner, command_model
 
     model = command_model(judge.command)
-    run = chat_runner(model) if model else command_runner(judge.command, judge.timeout)
+    if model is None:
+        return command_runner(judge.command, judge.timeout)
+    return _unasked if plan else chat_runner(model)  # a plan asks nothing: it needs no client
+
+
+def _asker(judge: JudgeCommand, run: Runner, cache: Cache, plan: bool) -> Judge:
+    """The judge of a build; its verdicts are saved as they come."""
     return Judge(
         judge.command, run, cache.judge_verdicts(), jobs=judge.jobs, budget=judge.budget, save=cache.add_judge_verdict, plan=plan
     )
@@ -733,8 +752,8 @@ def _write_fixtures(
             if reuse is None:
                 todo.append(job)
                 continue
-            answer = _answer(m, replace(job, split=splits[fid]), reuse[1], family[fid], config)
-            entries.append(write_fixture(staging, answer, reuse[0], family[fid]))  # the visible text, as it was
+            answer = _answer(m, replace(job, split=splits[fid]), reuse, family[fid], config)
+            entries.append(write_fixture(staging, answer, reuse.visible, family[fid]))  # the visible text, as it was
         # Small chunks: a finished chunk carries the whole files of its fixtures back to this process.
         source = Source(m.report.name, m.report.identity)
         calls = ((RepoRef.of(m.repo), source, chunk, config) for chunk in chunks(todo, jobs, largest=8))
@@ -807,17 +826,22 @@ def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) ->
     return answer_fields(observed, picked, survival, m.verdicts.get(head), config) | screen
 
 
-def _answer(m: _Mined, job: FixtureJob, blanked: list[Any], family: str, config: Config) -> Answer:
+def _answer(m: _Mined, job: FixtureJob, earlier: Earlier, family: str, config: Config) -> Answer:
     """The answer of a fixture whose visible part an earlier build made (``job.split``: the ledger's)."""
     return make_answer(
         Source(m.report.name, m.report.identity),
         job,
         m.metas[job.head],
-        blanked,
+        earlier.blanked,
         config,
+        title_replaced=earlier.title_replaced,
         family=family,
         **_clean_fields(m, job.head, job.observed_days, config),
     )
+
+
+def _unasked(packet: dict[str, object]) -> Reply:
+    return Reply(None, "a plan asks nothing")
 
 
 def _judge_totals(mined: list[_Mined]) -> dict[str, int]:
@@ -895,14 +919,16 @@ def _judge_notes(result: BuildResult) -> list[str]:
                 f"  {r.name} judge: asked {j.asked} (answered {j.answered}, failed {j.failed}), unasked {j.unasked}, "
                 f"answered before {j.cached}; {j.retries} retries; tokens {j.input_tokens:,} in, {j.output_tokens:,} out"
             )
-    unanswered = sum(r.judge.failed + r.judge.unasked for r in result.reports if r.judge)
-    if unanswered:
-        why = f" ({result.judge_stopped}: the build stopped asking)" if result.judge_stopped else ""
+    failed = sum(r.judge.failed for r in result.reports if r.judge)
+    unasked = sum(r.judge.unasked for r in result.reports if r.judge)
+    if failed or unasked:
+        said = [f"{failed} failed after their retries"] if failed else []
+        said += [f"{unasked} went unasked ({result.judge_stopped}: the build stopped asking)"] if unasked else []
         if result.keep.unjudged:
             fate = "they were kept, marked screen: unjudged (--keep-unjudged)"
         else:
             fate = "they were left out, never passed as screened; the same command again asks them (answers so far are kept)"
-        lines.append(f"note: the judge gave no answer for {unanswered} candidates{why}; {fate}")
+        lines.append(f"note: the judge gave no answer for {failed + unasked} candidates: {'; '.join(said)}; {fate}")
     if result.keep.refused:
         lines.append(
             "note: candidates the judge refused were kept, marked screen: refused (--keep-refused): a set for "

@@ -37,6 +37,7 @@ from miner.core.errors import JudgeError, MinerError
 from miner.stages.judge import ANSWERS, Reply
 
 DEFAULT_URL = "https://api.openai.com/v1"
+OPTIONAL = frozenset({"reviewable"})  # asked by the shipped instruction, but no reason to refuse an answer
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,8 @@ def answer(reply: str, kind: str) -> dict[str, str]:
         raise JudgeError(f"the model's reply holds no JSON object: {reply.strip()[:120]!r}")
     out: dict[str, str] = {}
     for name, allowed in fields.items():
+        if name in OPTIONAL and found.get(name) is None:  # an instruction of a team's own may not ask it
+            continue
         got = str(found.get(name, "")).strip().lower()
         if got not in allowed:
             raise JudgeError(f"the model answered {name}={found.get(name)!r}, not one of {'|'.join(allowed)}")

@@ -45,6 +45,8 @@ def explain(out: Path, fixture_id: str) -> str:
         f"base    {answer['base'] or '(none: root commit)'}",
         f"title   {visible['title']!r} (description mode: {answer['description_mode']})",
     ]
+    if answer["title_replaced"]:
+        lines.append("        made by miner: the author's title had no content once its references went")
     if answer["kind"] == "clean":
         lines.append(f"clean: observed for {answer['observed_days']} days with no fix blaming or naming it")
         where = {"file": "in its own files", "directory": "beside it, in its directories"}.get(answer.get("fix_nearby") or "")

@@ -12,8 +12,11 @@ Formats (each written deterministically into ``--to``, which must be new or empt
 - ``promptfoo``: ``tests.jsonl`` (``vars``: title, description, diff; ``assert``: a Python assertion,
   ``miner_assert.py`` beside it, that scores the output with miner's matching, the answer in the
   assertion's ``config``, never in ``vars``) and a starter ``promptfooconfig.yaml``.
-- ``bundle``: a git bundle per fixture holding only the ``base`` and ``pr`` branches of
-  ``miner materialize`` (needs ``--repo``), each checked with ``git bundle verify``.
+- ``bundle``: git bundles from which ``materialize.sh`` (git alone) rebuilds what ``miner materialize``
+  makes of each fixture (needs ``--repo``): each repository's history once, cut at the fixtures'
+  bases, and per fixture a thin bundle of its change and the list of history bundles it needs,
+  none of them later than it; with ``--squash``, per fixture one bundle of its base tree and change.
+  See ``miner.commands.bundle``.
 
 What a model may see (``visible``, ``input``) carries no answer field: not the kind, not a fix, not
 a defect line. By default the answers of held-out fixtures are left out (``--with-answers`` puts them
@@ -26,7 +29,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -36,12 +38,12 @@ from typing import Any, Literal
 
 import yaml
 
+from miner.commands.bundle import HOW_TO_APPLY, write_bundles
 from miner.commands.hf_schema import ColumnType, arrow_schema, columns, features, row
 from miner.commands.sources import RepoSpec, mined_repositories
 from miner.core.errors import MinerError, TargetDirError
 from miner.core.output import FixtureSet, open_output
 from miner.core.records import Answer, Fixture, Visible
-from miner.git import Repo
 from miner.stages.write import write_atomic
 
 Format = Literal["jsonl", "inspect", "hf", "promptfoo", "bundle"]
@@ -108,6 +110,7 @@ def export(
     repo: Path | None = None,
     repos: Iterable[RepoSpec] = (),
     parquet: bool = False,
+    squash: bool = False,
 ) -> Exported:
     """Write the fixtures of ``out`` that ``select`` chooses to ``to`` as ``fmt``.
 
@@ -119,6 +122,8 @@ def export(
         raise MinerError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
     if parquet and fmt != "hf":
         raise MinerError("--parquet is for --format hf")
+    if squash and fmt != "bundle":
+        raise MinerError("--squash is for --format bundle")
     if parquet:
         try:
             import pyarrow  # noqa: F401
@@ -155,7 +160,7 @@ def export(
         elif fmt == "promptfoo":
             _promptfoo(staging, chosen, answered, mark)
         else:
-            _bundles(staging, out, chosen, sources)
+            write_bundles(staging, chosen, sources, fixtures.manifest, squash=squash)
         write_atomic(staging / "README.md", _readme(fmt, chosen, answered, mark, out, "parquet" if parquet else "jsonl"))
         if to.exists():
             to.rmdir()
@@ -285,26 +290,6 @@ def _promptfoo(to: Path, chosen: list[Fixture], answered: set[str], mark: str) -
     write_atomic(to / "promptfooconfig.yaml", PROMPTFOO_CONFIG)
 
 
-def _bundles(to: Path, out: Path, chosen: list[Fixture], sources: dict[str, Repo]) -> None:
-    from miner.commands.materialize import materialize
-
-    (to / "bundles").mkdir()
-    with tempfile.TemporaryDirectory(prefix="miner-bundle-") as tmp:
-        for f in chosen:
-            made = materialize(out, f.id, Path(tmp) / f.id, sources[f.answer.repository].path)
-            bundle = (to / "bundles" / f"{f.id}.bundle").resolve()  # git runs in the materialized repository
-            for args in (["bundle", "create", "-q", str(bundle), "base", "pr"], ["bundle", "verify", "-q", str(bundle)]):
-                proc = subprocess.run(["git", "-C", str(made.path), *args], capture_output=True)
-                if proc.returncode != 0:
-                    raise MinerError(f"git {args[0]} {args[1]} failed for {f.id}: {proc.stderr.decode(errors='replace').strip()}")
-            listed = subprocess.run(
-                ["git", "bundle", "list-heads", str(bundle)], capture_output=True, text=True, check=True
-            ).stdout.split()
-            if sorted(listed[1::2]) != ["refs/heads/base", "refs/heads/pr"]:
-                raise MinerError(f"the bundle of {f.id} holds other refs ({listed[1::2]}); nothing was exported")
-            shutil.rmtree(made.path)
-
-
 def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, out: Path, suffix: str = "jsonl") -> str:
     by_split = {s: sum(f.split == s for f in chosen) for s in ("dev", "heldout")}
     header = ""
@@ -328,4 +313,5 @@ def _readme(fmt: Format, chosen: list[Fixture], answered: set[str], mark: str, o
         "be shown to the model under evaluation. Held-out answers are left out unless the export was made "
         "with `--with-answers`.\n\n"
         f"Canary: `{mark}`. Do not train on this data; a model that can reproduce this string has seen it.\n"
+        + (HOW_TO_APPLY if fmt == "bundle" else "")
     )

@@ -97,6 +97,30 @@ def pr_changes(repo: Repo, new: NewRepo, visible: Visible, answer: Answer) -> di
     return changes
 
 
+def needed(repo: Repo, answer: Answer, *, squash: bool = False) -> list[str]:
+    """What ``add_change`` needs in the new repository first: the base and its history, or with
+    ``squash`` the base's tree alone, or nothing for a change that made the repository's first commit."""
+    if answer.base is None:
+        return []
+    return [repo.tree_of(answer.base)] if squash else [answer.base]
+
+
+def add_change(repo: Repo, new: NewRepo, visible: Visible, answer: Answer, *, squash: bool = False) -> tuple[str, str]:
+    """Write into ``new`` the fixture's base commit (the real one, a squashed copy, or an empty one) and
+    the ``pr`` commit on top of it; return (base, pr). ``new`` must hold what ``needed`` names."""
+    head_when = _epoch(answer.head_date)
+    if answer.base is None:
+        base_tree = new.write_tree(EMPTY_TREE, {})
+        base = new.commit(base_tree, [], "base\n", NEUTRAL, head_when)
+    elif squash:
+        base_tree = repo.tree_of(answer.base)
+        base = new.commit(base_tree, [], "base\n", NEUTRAL, int(repo.committer_date(answer.base).timestamp()))
+    else:
+        base, base_tree = answer.base, repo.tree_of(answer.base)
+    tree = new.write_tree(base_tree, pr_changes(repo, new, visible, answer))
+    return base, new.commit(tree, [base], message(visible), NEUTRAL, head_when)
+
+
 def materialize(out: Path, fixture_id: str, to: Path, repo_path: Path, *, squash: bool = False) -> Materialized:
     """Create at ``to`` a repository with the fixture's base checked out and its change on branch ``pr``."""
     check_target(to)
@@ -111,21 +135,11 @@ def materialize(out: Path, fixture_id: str, to: Path, repo_path: Path, *, squash
         shutil.rmtree(staging)
     try:
         new = NewRepo(staging, "base")
-        head_when = _epoch(answer.head_date)
-        if answer.base is None:
-            base_tree = new.write_tree(EMPTY_TREE, {})
-            base, commits = new.commit(base_tree, [], "base\n", NEUTRAL, head_when), 2
-        elif squash:
-            base_tree = repo.tree_of(answer.base)
-            new.receive(repo, [base_tree])
-            when = int(repo.committer_date(answer.base).timestamp())
-            base, commits = new.commit(base_tree, [], "base\n", NEUTRAL, when), 2
-        else:
-            new.receive(repo, [answer.base])
-            base, base_tree = answer.base, repo.tree_of(answer.base)
-            commits = len(repo.ancestors(answer.base)) + 1
-        tree = new.write_tree(base_tree, pr_changes(repo, new, visible, answer))
-        pr = new.commit(tree, [base], message(visible), NEUTRAL, head_when)
+        roots = needed(repo, answer, squash=squash)
+        if roots:
+            new.receive(repo, roots)
+        base, pr = add_change(repo, new, visible, answer, squash=squash)
+        commits = 2 if squash or answer.base is None else len(repo.ancestors(base)) + 1
         new.set_ref("refs/heads/base", base)
         new.set_ref("refs/heads/pr", pr)
         new.finish()

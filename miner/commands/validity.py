@@ -37,27 +37,18 @@ from miner.core.errors import MinerError, TargetDirError
 from miner.core.output import FixtureSet
 from miner.core.records import Answer, Fixture
 from miner.git import Repo
-from miner.stages.judge import read_bug_packet, read_clean_packet, refusal
+from miner.stages.judge import ANSWERS, read_bug_packet, read_clean_packet, refusal
 from miner.stages.write import write_atomic
 
 Kind = Literal["bug", "clean"]
 KINDS: tuple[Kind, ...] = ("bug", "clean")
 
-# The rubric's questions for each kind, with the answers each may take; the first ``REQUIRED`` of each
-# decide validity (and must be filled for a line to count as read).
+# The rubric's questions for each kind, with the answers each may take: the judge's (one rubric), and for
+# a reader also whether the visible text gives the defect away. ``REQUIRED`` decide validity (and must be
+# filled for a line to count as read).
 RUBRIC: dict[Kind, dict[str, tuple[str, ...]]] = {
-    "bug": {
-        "fix_is_bugfix": ("yes", "no", "unsure"),
-        "defect_in_change": ("introduced", "carried", "not_present", "unsure"),
-        "lines_right": ("yes", "partly", "no", "n/a"),
-        "reviewable": ("yes", "hard", "no"),
-        "hint": ("ok", "leak", "garbled"),
-    },
-    "clean": {
-        "plausible_pr": ("yes", "no"),
-        "later_fixed": ("yes", "no", "unsure"),
-        "real_defect": ("yes", "no", "unsure"),
-    },
+    "bug": {**ANSWERS["bug"], "hint": ("ok", "leak", "garbled")},
+    "clean": dict(ANSWERS["clean"]),
 }
 REQUIRED: dict[Kind, tuple[str, ...]] = {
     "bug": ("fix_is_bugfix", "defect_in_change", "lines_right"),

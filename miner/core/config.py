@@ -157,6 +157,13 @@ class StripConfig(_Section):
     description: Literal["original", "title", "none"]
     comment_markers: list[str]
     trailer_keys: list[str]
+    lead_in_words: list[str]  # words that only introduce a reference go with it
+    reference_words: list[str]  # what a reference is called ("issue", "PR"), gone when right before it
+    auxiliary_words: list[str]  # before a participle, they make it the sentence's own verb
+    clause_words: list[str]  # "until", "since": a reference after them may be its clause's subject
+    filler_words: list[str]  # words that are no content of a sentence by themselves
+    min_words: int = Field(ge=0)
+    not_issue_keys: list[str]  # UTF-8, SHA-256: standards, not tickets
 
 
 class SplitConfig(_Section):
@@ -233,4 +240,4 @@ def load_config(path: Path | None = None) -> Config:
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         source = f"config {path}" if path else "built-in config"
-        raise ConfigError(f"{source}: {key}: {first['msg']}; see the Configuration section of the README") from exc
+        raise ConfigError(f"{source}: {key}: {first['msg']}; see docs/configuration.md") from exc

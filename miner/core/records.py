@@ -238,6 +238,7 @@ class Answer(Record):
     fresh: dict[str, bool]
     description_mode: Literal["original", "title", "none"]
     blanked: tuple[Blanked, ...] = ()
+    title_replaced: bool = False  # the author's title had no content once its references went; miner made one
     family: str | None = None  # fixtures sharing an introducing commit, a fix or a patch share a family
     clean_confidence: Literal["high", "medium", "low"] | None = None
     wait_days: int | None = None  # the waiting window a clean change was held to

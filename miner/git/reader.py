@@ -310,6 +310,10 @@ class Repo:
     def commit_time(self, sha: str) -> int:
         return int(self._commit(sha).commit_time)
 
+    def message(self, sha: str) -> str:
+        """The commit's message as its author wrote it."""
+        return str(self._commit(sha).message)
+
     def root_commits(self, rev: str) -> list[str]:
         out = self.run("rev-list", "--max-parents=0", rev)
         return sorted(out.decode().split())
@@ -915,6 +919,16 @@ class Repo:
     def ancestors(self, sha: str) -> set[str]:
         """``sha`` and every commit reachable from it."""
         return set(self.run("rev-list", sha).decode().split())
+
+    def graph(self, tips: Iterable[str]) -> list[tuple[str, list[str]]]:
+        """Every commit reachable from ``tips`` with its parents, each after all of its parents."""
+        revs = "".join(t + "\n" for t in tips).encode()
+        out = self.run("rev-list", "--topo-order", "--reverse", "--parents", "--stdin", stdin=revs)
+        return [(fields[0], fields[1:]) for fields in (line.split() for line in out.decode().splitlines()) if fields]
+
+    def first_parents(self, head: str) -> list[str]:
+        """``head``'s first-parent chain, its root first."""
+        return self.run("rev-list", "--first-parent", "--reverse", head).decode().split()
 
     def has_replacements(self) -> bool:
         """Whether git reads this history through replace refs or grafts (libgit2 does not)."""

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from miner.core.errors import MinerError, MissingObjectError
@@ -109,6 +110,22 @@ class NewRepo:
 
     def set_ref(self, ref: str, sha: str) -> None:
         self.run("update-ref", ref, sha)
+
+    def set_refs(self, refs: dict[str, str]) -> None:
+        """Set many refs with one git command."""
+        self.run("update-ref", "--stdin", stdin="".join(f"update {ref} {sha}\n" for ref, sha in refs.items()).encode())
+
+    def bundle(self, to: Path, refs: Sequence[str], exclude: Sequence[str] = ()) -> None:
+        """Write to ``to`` a git bundle of ``refs`` without what ``exclude`` reaches: the excluded
+        commits it builds on become the bundle's prerequisites."""
+        revs = "".join(f"{r}\n" for r in refs) + "".join(f"^{e}\n" for e in exclude)
+        self.run("bundle", "create", "-q", str(to.absolute()), "--stdin", stdin=revs.encode())
+
+    def unbundle(self, bundle: Path) -> dict[str, str]:
+        """Add ``bundle``'s objects and return its refs (name -> commit); no ref here changes. git checks
+        first, as ``git bundle verify`` does, that this repository holds the bundle's prerequisites."""
+        out = self.run("bundle", "unbundle", str(bundle.absolute())).decode()
+        return {ref: sha for sha, ref in (line.split(" ", 1) for line in out.splitlines() if line)}
 
     def finish(self) -> None:
         """Check out HEAD, keep only what is reachable, and leave no log of how it was made."""

@@ -16,6 +16,7 @@ import os
 import shutil
 import threading
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -26,6 +27,7 @@ from miner import __version__
 from miner.core.config import Config
 from miner.core.records import CommitMeta, Defect, Evidence, Label, Verdict
 from miner.runner.engine import LabelResult
+from miner.stages import redact, strip
 from miner.stages.anchors import Anchor
 from miner.stages.clean import Checked
 
@@ -53,12 +55,24 @@ def clean_key(config: Config, excluded: Iterable[str] = ()) -> str:
 
 
 def visible_key(config: Config) -> str:
-    """The settings a visible file depends on (besides its commit), and the miner version that
-    wrote it: a newer miner may strip more, and must not hand on what an older one let through."""
+    """The settings a visible file depends on (besides its commit), and the miner version and the
+    stripping code that wrote it: a newer miner may strip more, and must not hand on what an older
+    one let through; the code's own digest makes a change to the rules re-make visible parts even
+    before the version moves."""
     parts = {k: config.model_dump(mode="json")[k] for k in ("strip", "output", "paths")}
     parts["salt"] = config.split.salt
     parts["miner"] = __version__
+    parts["rules"] = _rules_digest()
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def _rules_digest() -> str:
+    """A digest of the modules that decide what a visible part shows of a message and a comment."""
+    digest = hashlib.sha256()
+    for module in (strip, redact):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _json_line(meta: CommitMeta) -> str:

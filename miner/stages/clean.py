@@ -693,34 +693,47 @@ def pick_clean(
     taken: set[str] = set()
     refused: set[str] = set()
     picks: list[CleanPick] = []
-    many: Callable[[Sequence[CommitMeta]], list[str | None]] = getattr(check, "many", None) or (lambda ms: [check(m) for m in ms])
+    many: Callable[[Sequence[CommitMeta]], list[str | None]] | None = getattr(check, "many", None)
 
-    def take(candidates: list[CommitMeta], want: int) -> None:
-        """The first ``want`` of ``candidates`` (in order) that pass the checks. They are asked in
-        batches of as many as are still wanted, so a check that runs side by side (the judge's) does
-        and none is asked for nothing; the picks are those of asking one at a time."""
-        waiting = iter([m for m in candidates if m.sha not in taken and m.sha not in refused])
-        while want > 0 and (batch := list(itertools.islice(waiting, want))):
-            for meta, reason in zip(batch, many(batch)):
-                if reason:
-                    dropped[reason] += 1
-                    refused.add(meta.sha)
-                    continue
-                taken.add(meta.sha)
-                observed = (mined_at - meta.committer_time) // 86400
-                where = "/".join(stratum(meta, config))
-                picks.append(CleanPick(sha=meta.sha, observed_days=observed, stratum=where, fix_nearby=nearby[meta.sha]))
-                want -= 1
+    def take(wanted: list[tuple[list[CommitMeta], int]]) -> None:
+        """For each (candidates, want), the first ``want`` candidates (in order) that pass the checks. They
+        are asked in rounds, each round as many of each list as it still wants, so a check that runs side
+        by side (``many``: the judge's) does, for every list at once, and none is asked for nothing; the
+        picks are those of asking one at a time (the lists are apart: strata share no commit)."""
+        waiting = [iter([m for m in ms if m.sha not in taken and m.sha not in refused]) for ms, _ in wanted]
+        need = [want for _, want in wanted]
+
+        def next_round() -> list[tuple[int, list[CommitMeta]]]:
+            return [(n, b) for n in range(len(wanted)) if need[n] > 0 and (b := list(itertools.islice(waiting[n], need[n])))]
+
+        while batches := next_round():
+            asked = [meta for _, batch in batches for meta in batch]
+            reasons = iter(many(asked) if many else [check(meta) for meta in asked])
+            for n, batch in batches:
+                for meta in batch:
+                    reason = next(reasons)
+                    if reason:
+                        dropped[reason] += 1
+                        refused.add(meta.sha)
+                        continue
+                    taken.add(meta.sha)
+                    observed = (mined_at - meta.committer_time) // 86400
+                    where = "/".join(stratum(meta, config))
+                    picks.append(CleanPick(sha=meta.sha, observed_days=observed, stratum=where, fix_nearby=nearby[meta.sha]))
+                    need[n] -= 1
 
     opened = 0
     for eligible, groups in drawn:
         if opened and len(picks) >= count:
             break
         opened += 1
-        for group, share in quotas:
-            have = sum(1 for p in picks if p.stratum == "/".join(group))
-            take(groups.get(group, []), min(share - have, count - len(picks)))  # an earlier fill may have taken more
-        take(eligible, count - len(picks))  # fill what the strata could not, in seeded order
+        strata = _still_wanted(quotas, groups, picks, count)
+        if many:  # every stratum's first round at once
+            take(strata)
+        else:  # one at a time, in the order the checks were planned (they run ahead in that order)
+            for one in strata:
+                take([one])
+        take([(eligible, count - len(picks))])  # fill what the strata could not, in seeded order
     left = sum(len(eligible) for eligible, _ in drawn[:opened]) - len(taken) - len(refused)
     if left:
         dropped["not_sampled"] += left
@@ -728,6 +741,21 @@ def pick_clean(
     if unreached:
         dropped["fix_followed_nearby"] += unreached
     return sorted(picks, key=lambda p: sample_order(p.sha, config.seed))
+
+
+def _still_wanted(
+    quotas: list[tuple[Stratum, int]], groups: dict[Stratum, list[CommitMeta]], picks: list[CleanPick], count: int
+) -> list[tuple[list[CommitMeta], int]]:
+    """Each stratum's candidates and how many more of it are wanted: its share less what it has (an
+    earlier tier's fill may have taken more than its share), no more in all than ``count`` still wants."""
+    have = Counter(p.stratum for p in picks)
+    left = count - len(picks)
+    wanted: list[tuple[list[CommitMeta], int]] = []
+    for group, share in quotas:
+        want = max(0, min(share - have["/".join(group)], left))
+        left -= want
+        wanted.append((groups.get(group, []), want))
+    return wanted
 
 
 def _asking_order(

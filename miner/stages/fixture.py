@@ -210,17 +210,23 @@ def make_fixture(repo: Repo, source: Source, job: FixtureJob, meta: CommitMeta, 
                 after=after_text,
             )
         )
+    title_replaced = False
     if config.strip.enabled:
         fix_subjects = tuple(sorted({d.summary for d in defects or ()}))
-        title, description = sanitize_message(
-            message, config.strip.description, config.strip, avoid=fix_subjects, is_commit=is_commit
+        title, description, title_replaced = sanitize_message(
+            message,
+            config.strip.description,
+            config.strip,
+            avoid=fix_subjects,
+            is_commit=is_commit,
+            paths=[f.path for f in files],
         )
     else:
         title, description = raw_message(message, config.strip.description)
     visible = Visible(
         id=fid, title=title, description=description, diff=_visible_diff(patch, blanked_text, omitted), files=tuple(files)
     )
-    answer = make_answer(source, job, meta, blanked, config)
+    answer = make_answer(source, job, meta, blanked, config, title_replaced=title_replaced)
     return Fixture(visible=visible, answer=answer)
 
 

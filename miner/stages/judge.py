@@ -37,14 +37,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import shlex
 import subprocess
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 from tqdm import tqdm
@@ -66,6 +67,7 @@ STOP_AFTER = 10  # failures in a row after which the build stops asking (the jud
 DEFERRED = 3  # a judge command's exit status for "no answer yet" (it answers in batches): never a fault
 
 Screen = Literal["kept", "refused", "unjudged"]
+T = TypeVar("T")
 
 
 def refusal(verdict: Verdict) -> str | None:
@@ -250,14 +252,13 @@ class Judge:
     ) -> None:
         self.command, self.run, self.budget, self.plan = command, run, budget, plan
         self.known: dict[str, Verdict] = dict(known or {})
-        self.new: dict[str, Verdict] = {}
         self.spent = 0  # tokens, in and out, this run
         self.stopped: str | None = None  # why the build stopped asking
         self._save = save
         self._failures = 0  # in a row
         self._lock = threading.Lock()
         self._pending: dict[str, Future[Verdict]] = {}
-        self._threads = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="miner-judge")
+        self._threads = _Threads(max(1, jobs))
 
     def key(self, packet: dict[str, object]) -> str:
         text = json.dumps({"command": self.command, "packet": packet}, sort_keys=True)
@@ -302,18 +303,19 @@ class Judge:
             counts.input_tokens += reply.input_tokens
             counts.output_tokens += reply.output_tokens
             self._pending.pop(key, None)
-            if verdict.status == "ok":  # a failure is the run's, not an answer: asked again next time
-                self._failures = 0
-                counts.answered += 1
-                self.known[key] = self.new[key] = verdict
-                if self._save is not None:
-                    self._save(key, verdict)
-                return self._charged(verdict, counts)
-            counts.failed += 1
-            self._failures += not reply.deferred
-            if self._failures >= STOP_AFTER and self.stopped is None:
-                self.stopped = f"the judge failed {STOP_AFTER} times in a row (the last: {verdict.error})"
-            return verdict
+            if verdict.status != "ok":  # a failure is the run's, not an answer: asked again next time
+                counts.failed += 1
+                self._failures += not reply.deferred
+                if self._failures >= STOP_AFTER and self.stopped is None:
+                    self.stopped = f"the judge failed {STOP_AFTER} times in a row (the last: {verdict.error})"
+                return verdict
+            self._failures = 0
+            counts.answered += 1
+            self.known[key] = verdict
+        if self._save is not None:  # on disk at once (outside the lock: the other calls need not wait for it)
+            self._save(key, verdict)
+        with self._lock:
+            return self._charged(verdict, counts)
 
     @staticmethod
     def _charged(verdict: Verdict, counts: JudgeCounts) -> Verdict:
@@ -324,7 +326,50 @@ class Judge:
         return verdict
 
     def close(self) -> None:
-        self._threads.shutdown(wait=False, cancel_futures=True)
+        self._threads.shutdown()
+
+
+class _Threads:
+    """The judge's threads: daemons, so that an interrupted build stops at once instead of waiting for
+    the replies of a model (a ``ThreadPoolExecutor``'s threads are waited for when the process ends)."""
+
+    def __init__(self, count: int) -> None:
+        self._work: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self._count = count
+        self._started: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        with self._lock:
+            if len(self._started) < self._count:
+                thread = threading.Thread(target=self._run, name=f"miner-judge-{len(self._started)}", daemon=True)
+                self._started.append(thread)
+                thread.start()
+        self._work.put((future, fn, args))
+        return future
+
+    def _run(self) -> None:
+        while (item := self._work.get()) is not None:
+            future, fn, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - raised where the result is asked for
+                future.set_exception(exc)
+
+    def shutdown(self) -> None:
+        """Cancel what has not started, and let the threads end once their call is done."""
+        while True:
+            try:
+                item = self._work.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[0].cancel()
+        for _ in self._started:
+            self._work.put(None)
 
 
 def _done(verdict: Verdict) -> Future[Verdict]:

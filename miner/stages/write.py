@@ -210,15 +210,25 @@ def assemble_manifest(fields: Mapping[str, Any], cutoffs: Iterable[str], fixture
     return Manifest.model_validate({**fields, "fresh": fresh, "fixtures": [w.entry for w in ordered]})
 
 
-def earlier_fixture(previous: Path | None, fid: str, key: str, old_key: str | None) -> tuple[str, list[Any]] | None:
-    """The visible file and blanked list of fixture ``fid`` in the output of an earlier build, when
-    that build made visible parts with the same settings (``key``, its ``old_key``): a rebuild
-    writes them again as they were instead of assembling them anew."""
+@dataclass(frozen=True)
+class Earlier:
+    """What an earlier build made of a fixture's visible part: its text, and what the answer
+    recorded of the making (the blanked comments, whether the title was replaced)."""
+
+    visible: str
+    blanked: list[Any]
+    title_replaced: bool
+
+
+def earlier_fixture(previous: Path | None, fid: str, key: str, old_key: str | None) -> Earlier | None:
+    """Fixture ``fid``'s visible part in the output of an earlier build, when that build made visible
+    parts with the same settings (``key``, its ``old_key``): a rebuild writes them again as they were
+    instead of assembling them anew."""
     if previous is None or old_key != key:
         return None
     try:
         text = (previous / "visible" / f"{fid}.json").read_text(encoding="utf-8")
-        blanked = json.loads((previous / "answers" / f"{fid}.json").read_text(encoding="utf-8"))["blanked"]
-    except (OSError, ValueError, KeyError):
+        answer = json.loads((previous / "answers" / f"{fid}.json").read_text(encoding="utf-8"))
+        return Earlier(text, answer["blanked"], bool(answer.get("title_replaced", False)))
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return text, blanked

@@ -346,3 +346,184 @@ def test_an_id_listed_twice_is_caught(planted: Planted, tmp_path: Path) -> None:
     (out / "manifest.json").write_text(json.dumps(manifest))
     code, report, _ = audit(str(out), "--repo", str(planted.repo))
     assert code == 1 and checks(report) == {"layout"}
+
+
+# -- what redaction leaves (issue 44) ----------------------------------------------------------------
+# Three changes whose messages readers found garbled by redaction, each fixed later: the visible
+# text must read as a person wrote it, and the audit must see what an older miner left.
+GARBLED_SPEC = """
+author: Ann Example <ann@example.com>
+commits:
+  - id: init
+    date: 2023-01-02T10:00:00Z
+    message: Start the options module
+    changes:
+      - {write: opts.py, content: "def parse(args):\\n    return list(args)\\n"}
+      - {write: sec.js, content: "function sameOrigin(a, b) {\\n  return true;\\n}\\n"}
+  - id: reconcile
+    message: |
+      Reconcile #1477 and #2775
+
+      Done in 0a2919f4c.
+      Fix #471
+    changes:
+      - {edit: opts.py, append: "\\n\\ndef flags(args):\\n    return [a for a in args if a.startswith('-')][1:]\\n"}
+  - id: advisory
+    message: "fix(sec): CVE-2024-39338 (#6539) (#6543)"
+    changes:
+      - {edit: sec.js, replace: "return true;", with: "return a.host == b.host || true;"}
+  - id: dco
+    message: |
+      Add the positional helper
+
+      Useful for solving #424
+
+      Docker-DCO-1.1-Signed-off-by: Dan Walsh <dwalsh@redhat.com> (github: rhatdan)
+    changes:
+      - {edit: opts.py, append: "\\n\\ndef positional(args):\\n    return [a for a in args if a[:1] != '-'][:-1]\\n"}
+  - id: fix1
+    message: Fix flags dropping the first flag
+    changes:
+      - {edit: opts.py, replace: "startswith('-')][1:]", with: "startswith('-')]"}
+  - id: fix2
+    message: Fix sameOrigin accepting every host
+    changes:
+      - {edit: sec.js, replace: "a.host == b.host || true;", with: "a.host == b.host;"}
+  - id: fix3
+    message: Fix positional dropping the last argument
+    changes:
+      - {edit: opts.py, replace: "!= '-'][:-1]", with: "!= '-']"}
+"""
+
+# What miner 0.13 showed of each change (the issue's table): the audit must count every fragment.
+OLD_VISIBLE = {
+    "reconcile": ("Reconcile and", "Done in"),
+    "advisory": ("fix(sec): -39338", ""),
+    "dco": ("Add the positional helper", "Useful for solving\n\nDocker-.1-Signed-off-by: Dan Walsh (github: rhatdan)"),
+}
+
+
+@dataclass(frozen=True)
+class Garbled:
+    repo: Path
+    shas: dict[str, str]
+    out: Path
+
+    def fixtures(self) -> dict[str, str]:
+        """Commit id in the spec -> fixture id."""
+        manifest = json.loads((self.out / "manifest.json").read_text())
+        heads = {json.loads((self.out / e["answer"]).read_text())["head"]: e["id"] for e in manifest["fixtures"]}
+        return {name: heads[sha] for name, sha in self.shas.items() if sha in heads}
+
+
+@pytest.fixture(scope="module")
+def garbled(tmp_path_factory: pytest.TempPathFactory) -> Garbled:
+    root = tmp_path_factory.mktemp("garbled")
+    (root / "spec").mkdir()
+    (root / "spec" / "spec.yaml").write_text(GARBLED_SPEC)
+    shas = build_repo(root / "spec", root / "repo")
+    build([root / "repo"], root / "out", load_config(), progress=False)
+    return Garbled(root / "repo", shas, root / "out")
+
+
+def test_the_issues_rows_read_as_plain_sentences_and_the_audit_counts_no_fragment(garbled: Garbled) -> None:
+    ids = garbled.fixtures()
+    assert set(OLD_VISIBLE) <= set(ids)
+    shown = {name: json.loads((garbled.out / "visible" / f"{ids[name]}.json").read_text()) for name in OLD_VISIBLE}
+    replaced = {name: json.loads((garbled.out / "answers" / f"{ids[name]}.json").read_text())["title_replaced"] for name in ids}
+    assert [(shown[n]["title"], shown[n]["description"]) for n in OLD_VISIBLE] == [
+        ("Change opts.py", ""),
+        ("fix(sec): Change sec.js", ""),
+        ("Add the positional helper", ""),
+    ]
+    assert replaced == {"reconcile": True, "advisory": True, "dco": False}
+    code, report, _ = audit(str(garbled.out), "--repo", str(garbled.repo))
+    assert code == 0 and report["findings"] == []
+    assert report["fragments"] == {"dangling-end": 0, "id-remnant": 0, "leading-punctuation": 0}
+
+
+def test_what_an_older_miner_left_is_counted_as_fragments(garbled: Garbled, tmp_path: Path) -> None:
+    out = copy(garbled.out, tmp_path)
+    ids = garbled.fixtures()
+    for name, (title, description) in OLD_VISIBLE.items():
+        path = out / "visible" / f"{ids[name]}.json"
+        path.write_text(json.dumps(json.loads(path.read_text()) | {"title": title, "description": description}))
+    code, report, _ = audit(str(out), "--repo", str(garbled.repo))
+    assert code == 1 and checks(report) == {"fragment", "trailer"}
+    assert report["fragments"] == {"dangling-end": 3, "id-remnant": 2, "leading-punctuation": 0}
+    assert any(f["check"] == "trailer" and "Docker-.1-Signed-off-by" in f["detail"] for f in report["findings"])
+    # Without the repository nothing tells the author's text from a cut one: warnings, counted the same.
+    code, report, _ = audit(str(out))
+    assert checks(report) == {"trailer"}
+    assert report["fragments"] == {"dangling-end": 3, "id-remnant": 2, "leading-punctuation": 0}
+    result = CliRunner().invoke(main, ["audit", str(out)])
+    assert "fragments dangling-end=3, id-remnant=2, leading-punctuation=0" in result.stdout
+
+
+def test_an_advisory_id_in_lower_case_or_a_glued_tracker_id_is_an_issue_reference(garbled: Garbled, tmp_path: Path) -> None:
+    out = copy(garbled.out, tmp_path)
+    path = out / "visible" / f"{garbled.fixtures()['advisory']}.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"description": "* fix(sec): cve-2024-39338 (RHBZ#1150656)"}))
+    code, report, _ = audit(str(out), "--repo", str(garbled.repo))
+    found = [f["detail"] for f in report["findings"] if f["check"] == "issue-ref"]
+    assert code == 1 and checks(report) == {"issue-ref"} and len(found) == 2, found
+
+
+def test_with_stripping_off_the_trailers_show_and_nothing_is_a_fragment(garbled: Garbled, tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    build([garbled.repo], raw, load_config().with_overrides(strip={"enabled": False}), progress=False)
+    code, report, _ = audit(str(raw), "--repo", str(garbled.repo))
+    assert "trailer" in checks(report) and "fragment" not in {f["check"] for f in report["findings"]}
+
+
+def test_a_rebuild_that_reuses_visible_parts_keeps_title_replaced(garbled: Garbled, tmp_path: Path) -> None:
+    out = copy(garbled.out, tmp_path)
+    build([garbled.repo], out, load_config(), force=True, progress=False)
+    answers = {json.loads(p.read_text())["head"]: json.loads(p.read_text()) for p in (out / "answers").glob("*.json")}
+    assert answers[garbled.shas["reconcile"]]["title_replaced"] is True
+    assert answers[garbled.shas["dco"]]["title_replaced"] is False
+
+
+def test_the_visible_key_moves_with_the_stripping_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change to the rules re-makes visible parts on a rebuild, though the version has not moved."""
+    from miner.runner import cache
+
+    before = cache.visible_key(load_config())
+    monkeypatch.setattr(cache, "_rules_digest", lambda: "other rules")
+    assert cache.visible_key(load_config()) != before
+
+
+@pytest.mark.parametrize(
+    "title,description,original,found",
+    [
+        ("Add a way to opt in to", "", "Add a way to opt in to\n", [("dangling-end", False)]),  # the author's ending
+        ("Add a way to opt in to", "", None, [("dangling-end", False)]),  # without the message: a warning
+        ("Reconcile and", "", "Reconcile #1477 and #2775", [("dangling-end", True)]),
+        (
+            "Fix hang",
+            ": Interactive container hangs",
+            "Fix hang\n\nFix #6509: Interactive container hangs",
+            [("leading-punctuation", True)],
+        ),
+        ("Fix hang", ") which is odd", "Fix hang\n\n) which is odd", [("leading-punctuation", False)]),
+        ("Bump to 1.2.3 at 10:30", "Read -1 and 0.5 in C# and F#", "Bump to 1.2.3 at 10:30", []),
+        ("fix(sec): -39338", "", "fix(sec): CVE-2024-39338", [("id-remnant", True)]),
+        ("Log in", "It ends in\n\n    for x in", "Log in", [("dangling-end", False), ("dangling-end", True)]),  # no code
+        ("Trace", "> 0x00007f9bc4ea7838 in ??", "Trace\n\n> #2 0x00007f9bc4ea7838 in ??", []),  # a backtrace's frame
+    ],
+)
+def test_fragment_candidates_and_their_confirmation(
+    title: str, description: str, original: str | None, found: list[tuple[str, bool]]
+) -> None:
+    """Each candidate, and whether the commit's message shows it is no author's (only those are errors)."""
+    from miner.commands.fragments import fragments
+
+    assert [(kind, confirmed) for kind, _, confirmed in fragments(title, description, original)] == found
+
+
+def test_explain_says_when_miner_made_the_title(garbled: Garbled) -> None:
+    from miner.commands.explain import explain
+
+    ids = garbled.fixtures()
+    assert "made by miner" in explain(garbled.out, ids["reconcile"])
+    assert "made by miner" not in explain(garbled.out, ids["dco"])

@@ -17,7 +17,8 @@ from miner.core.config import TIERS, load_config
 
 URL = re.compile(r"https?://|www\.")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-ISSUE = re.compile(r"(?<![\w&])#\d+\b|\bGH-\d+\b|\b[A-Z]{2,}-\d+\b")
+# ISO-8859-1 and UTF-8 name encodings, not tickets: they stay whole (cutting them left "as -1").
+ISSUE = re.compile(r"(?<![\w&])#\d+\b|\bGH-\d+\b|\b(?!ISO-|UTF-)[A-Z]{2,}-\d+\b")
 
 
 def answers(out: Path) -> dict[str, dict]:

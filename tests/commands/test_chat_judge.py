@@ -5,6 +5,9 @@ it counts, and that every failure is one line and exit 2."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from miner.cli import main
 from miner.commands.build import BuildOptions, JudgeCommand, build, plan_table, summary_table
 from miner.commands.chat_judge import ChatModel, answer, command_model, trimmed
 from miner.core.config import Config, load_config
-from miner.core.errors import JudgeError, MinerError
+from miner.core.errors import INTERRUPTED, JudgeError, MinerError
 from miner.stages.judge import Keep
 
 FIX = {"commit": "f" * 40, "message": "Fix the range", "diff": "-    return start + size - 1\n+    return start + size\n"}
@@ -61,6 +64,8 @@ def test_it_asks_with_the_rubric_and_the_packet_and_prints_the_answer_and_its_co
 def test_the_answer_is_found_in_prose_and_fences() -> None:
     reply = "Here is my verdict:\n```json\n" + json.dumps({**GOOD, "lines_right": "Partly"}) + "\n```\nThanks."
     assert answer(reply, "bug") == {**GOOD, "lines_right": "partly"}
+    without = {k: v for k, v in GOOD.items() if k != "reviewable"}  # an instruction of one's own may not ask it
+    assert answer(json.dumps(without), "bug") == without
     clean = answer('{"plausible_pr": "yes", "later_fixed": "no", "real_defect": "unsure"}', "clean")
     assert clean == {"plausible_pr": "yes", "later_fixed": "no", "real_defect": "unsure", "reason": ""}
 
@@ -239,7 +244,7 @@ def test_a_budget_stops_the_asking_and_a_rerun_asks_only_the_rest(samples: dict[
         spent = endpoint.billed_input + endpoint.billed_output
         assert spent >= budget and (spent - budget) < (total.input_tokens + total.output_tokens) / total.asked * 3
         assert result.judge_stopped is not None and f"budget of {budget:,} tokens" in result.judge_stopped
-        assert f"no answer for {counts.unasked} candidates" in summary_table(result)
+        assert f"{counts.unasked} went unasked (the judge budget of {budget:,} tokens was spent" in summary_table(result)
         assert len(fixtures(out)) < len(fixtures(tmp_path / "full"))
         assert result.reports[0].dropped["judge"].get("judge_unasked", 0) > 0
         asked_before = endpoint.requests
@@ -319,3 +324,51 @@ def test_refused_candidates_kept_for_measuring_the_judge_are_marked(samples: dic
     assert screened.reports[0].dropped["judge"]["judge_not_bugfix"] == len(refused_bugs)
     assert all(d["evidence"]["judge"]["fix_is_bugfix"] == "no" for fid in refused_bugs for d in refused[fid]["defects"])
     assert "--keep-refused" in summary_table(marked)
+
+
+def test_an_interrupted_judged_build_stops_at_once_and_keeps_every_answer_it_had(
+    samples: dict[str, Sample], tmp_path: Path
+) -> None:
+    """Ctrl-C does not wait for the model's replies in flight, and the verdicts already given are not asked
+    again (each is on disk as it comes)."""
+    out = tmp_path / "out"
+    answered: list[int] = []
+
+    def first_three_then_stuck(packet: dict[str, Any]) -> dict[str, str]:
+        if len(answered) >= 3:
+            time.sleep(60)
+        answered.append(1)
+        return answer_for(packet)
+
+    with serve(respond=first_three_then_stuck) as endpoint:
+        command = f"miner judge --url {endpoint.url} --model m1"
+        args = [sys.executable, "-m", "miner", "build", str(samples["pyledger"].path), "--out", str(out), "-q", "--json"]
+        args += ["--judge", command, "--judge-jobs", "2", "--config", str(tmp_path / "every.yaml")]
+        (tmp_path / "every.yaml").write_text("labels: {min_tier: weak}\nclean: {ratio: 100.0, min_count: 1000}\n")
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(answered) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the three verdicts reach the disk
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130 and time.monotonic() - started < 10
+        assert err.strip().splitlines() == [INTERRUPTED]
+        endpoint.respond = answer_for
+        again = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)["repositories"][0]["judge"]
+    assert report["cached"] == 3 and report["failed"] == 0
+
+
+def test_without_the_openai_package_a_plan_works_and_a_build_says_what_to_install(
+    samples: dict[str, Sample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai fails, as where the extra is not installed
+    command = "miner judge --url http://127.0.0.1:9/v1 --model m"
+    plan = build([samples["shelf"].path], tmp_path / "plan", every_clean(), BuildOptions(judge=JudgeCommand(command), plan=True))
+    assert plan.planned and plan.reports[0].judge is not None and plan.reports[0].judge.asked > 0
+    with pytest.raises(MinerError, match=r"pip install 'miner\[judge\]'"):
+        build([samples["shelf"].path], tmp_path / "out", every_clean(), BuildOptions(judge=JudgeCommand(command)))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written: not the output, no staging, no lock

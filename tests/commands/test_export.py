@@ -123,18 +123,21 @@ def test_bundles_hold_the_change_and_nothing_later(
         main, ["export", str(built), "--format", "bundle", "--to", "b", *(a for p in repos.values() for a in ("--repo", str(p)))]
     )
     assert run.exit_code == 0, run.output
-    assert sorted(p.name for p in Path("b", "bundles").iterdir()) == sorted(f"{f.id}.bundle" for f in fixtures)
+    assert sorted(p.name for p in Path("b", "bundles").iterdir()) == sorted(
+        f"{f.id}.{suffix}" for f in fixtures for suffix in ("bundle", "needs")
+    )
+    assert sorted(p.name for p in Path("b", "history").iterdir()) == sorted(repos)
     for f in fixtures:
-        bundle = tmp_path / "b" / "bundles" / f"{f.id}.bundle"
-        clone = tmp_path / "clones" / f.id  # a bundle a plain clone reads: it needs nothing else
-        subprocess.run(["git", "clone", "-q", "-b", "pr", str(bundle), str(clone)], check=True, capture_output=True)
+        clone = Path("clones", f.id)  # relative, as the script is told where to build
+        subprocess.run(["sh", "b/materialize.sh", f.id, str(clone)], check=True, capture_output=True)
         shas = subprocess.run(
             ["git", "-C", str(clone), "rev-list", "--all"], capture_output=True, text=True, check=True
         ).stdout.split()
         assert f.answer.base in shas and not {f.answer.head, *(d.fix for d in f.answer.defects or ())} & set(shas)
     # From Python: ``repo`` (one path) and ``repos`` (paths or (name, path) pairs) together.
     done = export(built, "bundle", tmp_path / "py", repo=repos["pyledger"], repos=[("gokv", repos["gokv"])])
-    assert done.fixtures == len(fixtures) == len(list((tmp_path / "py" / "bundles").iterdir()))
+    assert done.fixtures == len(fixtures) == len(list((tmp_path / "py" / "bundles").glob("*.bundle")))
+    assert "materialize.sh" in (tmp_path / "py" / "README.md").read_text()
 
 
 def test_promptfoo_tests_keep_the_answer_in_the_assertion_and_it_scores(

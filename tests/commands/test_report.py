@@ -66,3 +66,20 @@ def test_the_page_is_self_contained_and_its_tables_match(samples: dict, tmp_path
     # The same fixture set gives the same page.
     again = report(out, tmp_path / "again" / "index.html", [scores], [calibration])
     assert again.page.read_text() == page
+
+
+def test_a_judged_set_says_what_its_screening_cost(samples: dict, tmp_path: Path) -> None:
+    from fake_endpoint import serve
+
+    out = tmp_path / "out"
+    with serve() as endpoint:
+        judge = miner.JudgeCommand(f"miner judge --url {endpoint.url} --model m")
+        miner.build([samples["pyledger"].path], out, miner.load_config(), miner.BuildOptions(judge=judge), progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    written = report(out, tmp_path / "report" / "index.html")
+    page = written.page.read_text()
+    assert f"Screened by a judge (<code>--judge</code>): {manifest['judge']['verdicts']} verdicts" in page
+    assert f"{manifest['judge']['input_tokens']:,} input" in page and manifest["judge"]["input_tokens"] > 0
+    plain = tmp_path / "plain"
+    miner.build([samples["pyledger"].path], plain, miner.load_config(), progress=False)
+    assert "Screened by a judge" not in report(plain, tmp_path / "r2" / "index.html").page.read_text()

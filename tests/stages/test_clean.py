@@ -132,6 +132,43 @@ def test_stratified_sample_matches_the_bug_strata() -> None:
     assert [p.sha for p in again] == [p.sha for p in picks]
 
 
+def test_a_check_asked_in_batches_picks_what_one_at_a_time_picks_and_asks_nothing_more() -> None:
+    """The judged sample asks every stratum's round at once (the judge's calls run side by side); with
+    refusals scattered over the strata, its picks, its counts of refusals and the candidates it asks are
+    those of asking one at a time."""
+    from miner.stages.clean import stratum
+
+    commits = [meta(f"{i:040x}", lines=[2, 40, 300][i % 3], paths=(f"src/m{i % 4}.py",)) for i in range(90)]
+    bugs = [stratum(commits[i], CONFIG) for i in (0, 1, 2, 3, 4, 5, 7)]
+    refuse = {m.sha for m in random.Random(3).sample(commits, 30)}
+
+    def one(m: CommitMeta) -> str | None:
+        asked_one.append(m.sha)
+        return "judge_real_defect" if m.sha in refuse else None
+
+    class Batched:
+        def __call__(self, m: CommitMeta) -> str | None:
+            raise AssertionError("asked one at a time")
+
+        def many(self, ms: list[CommitMeta]) -> list[str | None]:
+            rounds.append(len(ms))
+            asked_many.extend(m.sha for m in ms)
+            return ["judge_real_defect" if m.sha in refuse else None for m in ms]
+
+    asked_one: list[str] = []
+    asked_many: list[str] = []
+    rounds: list[int] = []
+    dropped_one: Counter[str] = Counter()
+    dropped_many: Counter[str] = Counter()
+    known = Known(NOW, set(), set())
+    singly = pick_clean(commits, Quota(12, bugs), CONFIG, known, one, dropped_one)
+    batched = pick_clean(commits, Quota(12, bugs), CONFIG, known, Batched(), dropped_many)
+    assert [p.sha for p in batched] == [p.sha for p in singly] and len(singly) == 12
+    assert dropped_many == dropped_one and dropped_one["judge_real_defect"] > 0
+    assert sorted(asked_many) == sorted(asked_one)
+    assert rounds[0] == 12  # the first round asks every stratum its share at once
+
+
 def test_strata_short_of_candidates_are_filled_from_the_rest() -> None:
     from miner.stages.clean import stratum
 
