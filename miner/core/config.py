@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from miner.core.errors import ConfigError
 
@@ -138,18 +138,6 @@ class CleanConfig(_Section):
     ratio: float = Field(ge=0)
     min_count: int = Field(ge=0)
     max_count: int = Field(ge=0)
-
-    @model_validator(mode="after")
-    def _narrowing(self) -> CleanConfig:
-        """Each fallback scope is narrower than the one before it (directory, then file, then lines)."""
-        for name in ("fix_window_fallback", "judged_fix_window_fallback"):
-            scopes = [self.fix_window_scope, *getattr(self, name)]
-            if any(SCOPES.index(a) >= SCOPES.index(b) for a, b in zip(scopes, scopes[1:])):
-                raise ValueError(
-                    f"{name} {getattr(self, name)} must name scopes narrower than fix_window_scope "
-                    f"({self.fix_window_scope!r}), each narrower than the one before, of {list(SCOPES)}"
-                )
-        return self
 
 
 class StripConfig(_Section):

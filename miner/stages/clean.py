@@ -643,9 +643,14 @@ def clean_quota(wanted_count: int, found: int, considered: int, dropped: Mapping
 
 def fix_window_scopes(config: Config, judged: bool = False) -> tuple[Scope, ...]:
     """Where a fix that followed a candidate keeps it out of the sample, strictest first:
-    ``clean.fix_window_scope``, then its fallback (a judged build's own, whose judge reads those fixes)."""
+    ``clean.fix_window_scope``, then its fallback (a judged build's own, whose judge reads those fixes),
+    each scope narrower than the one before (one that is not is passed over)."""
     fallback = config.clean.judged_fix_window_fallback if judged else config.clean.fix_window_fallback
-    return (config.clean.fix_window_scope, *fallback)
+    scopes: list[Scope] = [config.clean.fix_window_scope]
+    for scope in fallback:  # one no narrower than the scope before it would add nothing
+        if SCOPES.index(scope) > SCOPES.index(scopes[-1]):
+            scopes.append(scope)
+    return tuple(scopes)
 
 
 def pick_clean(

@@ -302,19 +302,6 @@ def test_what_a_short_clean_sample_says_of_itself() -> None:
     assert clean_quota(3, 3, 10, Counter({"not_sampled": 7})).reached
 
 
-def test_fallback_scopes_must_narrow(tmp_path: Path) -> None:
-    from miner.core.errors import ConfigError
-
-    assert CONFIG.clean.judged_fix_window_fallback == ["file", "lines"] and CONFIG.clean.fix_window_fallback == []
-    for bad in (["directory"], ["lines", "file"], ["file", "file"]):
-        path = tmp_path / "c.yaml"
-        path.write_text(f"clean:\n  fix_window_fallback: {bad}\n")
-        with pytest.raises(ConfigError, match="fix_window_fallback"):
-            load_config(path)
-    path.write_text("clean:\n  fix_window_scope: file\n  judged_fix_window_fallback: [lines]\n")
-    assert load_config(path).clean.judged_fix_window_fallback == ["lines"]
-
-
 def diff(path: str, added: list[str], removed: list[str] = (), *, link: bool = False) -> FileDiff:  # type: ignore[assignment]
     return FileDiff(
         old_path=path, new_path=path, link=link, added=tuple(enumerate(added, 1)), removed=tuple(enumerate(removed, 1))
@@ -746,3 +733,19 @@ def test_a_build_short_of_clean_fixtures_says_why_and_a_judged_build_reaches_the
 
 def _answers(out: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((out / "answers").glob("*.json"))]
+
+
+def test_the_fallback_scopes_are_those_narrower_than_the_fix_window_scope() -> None:
+    """A user who narrows clean.fix_window_scope to file keeps the judged fallback's lines, and a
+    fallback scope no narrower than the one before it is passed over rather than refused."""
+    from miner.core.config import load_config
+    from miner.stages.clean import fix_window_scopes
+
+    config = load_config()
+    assert config.clean.judged_fix_window_fallback == ["file", "lines"] and config.clean.fix_window_fallback == []
+    assert fix_window_scopes(config) == ("directory",)
+    assert fix_window_scopes(config, judged=True) == ("directory", "file", "lines")
+    narrowed = config.with_overrides(clean={"fix_window_scope": "file"})
+    assert fix_window_scopes(narrowed, judged=True) == ("file", "lines")
+    odd = config.with_overrides(clean={"fix_window_scope": "file", "fix_window_fallback": ["directory", "file", "lines"]})
+    assert fix_window_scopes(odd) == ("file", "lines")
