@@ -119,6 +119,9 @@ class Emitted:
 
     bugs: Mapping[str, frozenset[str]]
     clean: frozenset[str]
+    # How near a fix followed each clean fixture the sample took past clean.fix_window_scope ("file",
+    # "directory"); the others are not here.
+    nearby: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -139,6 +142,9 @@ class Score:
     clean_kept: int = 0
     clean_baseline: Rate = Rate(0, 0)
     invalid: list[str] = field(default_factory=list)
+    # The drawn clean fixtures by how near a fix followed them ("none", "directory", "file"): how many were
+    # drawn, adjudicated and valid.
+    clean_tiers: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def validity(self) -> Rate:
@@ -206,10 +212,14 @@ def score(
     result.clean_baseline = Rate(sum(v.valid for v in pool), len(pool))
     for change in sorted(sample(emitted.clean, size, f"{seed}:{entry.name}:clean")):
         result.clean_emitted += 1
+        tier = result.clean_tiers.setdefault(emitted.nearby.get(change, "none"), [0, 0, 0])
+        tier[0] += 1
         verdict = by_change.get(change)
         if verdict is not None:
             result.clean_adjudicated += 1
             result.clean_valid += verdict.valid
+            tier[1] += 1
+            tier[2] += verdict.valid
     result.clean_pool_valid = sum(v.valid for v in pool)
     result.clean_kept = sum(v.valid and v.change in emitted.clean for v in pool)
     return result
@@ -219,6 +229,7 @@ def emitted(out: Path, repository: str) -> Emitted:
     """The fixtures a build output holds for ``repository`` (its name in the manifest)."""
     bugs: dict[str, frozenset[str]] = {}
     clean: set[str] = set()
+    nearby: dict[str, str] = {}
     for answer in open_output(out).answers():
         if answer.repository != repository:
             continue
@@ -226,7 +237,9 @@ def emitted(out: Path, repository: str) -> Emitted:
             bugs[answer.head] = frozenset(d.fix for d in answer.defects or ())
         else:
             clean.add(answer.head)
-    return Emitted(bugs=bugs, clean=frozenset(clean))
+            if answer.fix_nearby:
+                nearby[answer.head] = answer.fix_nearby
+    return Emitted(bugs=bugs, clean=frozenset(clean), nearby=nearby)
 
 
 def total(scores: Iterable[Score]) -> Score:
@@ -249,6 +262,9 @@ def total(scores: Iterable[Score]) -> Score:
         ):
             setattr(out, name, getattr(out, name) + getattr(s, name))
         base_k, base_n = base_k + s.baseline.k, base_n + s.baseline.n
+        for tier, counts in s.clean_tiers.items():
+            mine = out.clean_tiers.setdefault(tier, [0, 0, 0])
+            mine[:] = [a + b for a, b in zip(mine, counts)]
         cb_k, cb_n = cb_k + s.clean_baseline.k, cb_n + s.clean_baseline.n
     out.baseline, out.clean_baseline = Rate(base_k, base_n), Rate(cb_k, cb_n)
     return out

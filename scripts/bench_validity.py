@@ -2,7 +2,7 @@
 """How many of miner's fixtures are true, on repositories whose fixtures were read one by one.
 
     scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|unseen|fresh|late|all] [--only NAME ...] [--pydriller]
-                              [--judge CMD] [--keep DIR] [--json]
+                              [--judge CMD] [--config FILE] [--clean-ratio R] [--keep DIR] [--json]
 
 For every repository in ``validity/repositories.yaml`` (its clone found under ``--mirrors`` as
 ``owner+name/repo``, ``owner+name`` or ``name``, or given as ``--repo NAME=PATH``), miner builds
@@ -54,6 +54,7 @@ from adjudication import (  # beside this file
 from miner import BuildOptions, JudgeCommand, Keep, MinerError, Workers, build, load_config, open_output, pydriller_szz
 
 ROOT = Path(__file__).resolve().parent.parent
+TIER_FIELDS = ("drawn", "adjudicated", "valid")
 
 
 def clone_of(entry: RepositoryEntry, mirrors: Path | None, given: dict[str, Path]) -> Path:
@@ -66,8 +67,17 @@ def clone_of(entry: RepositoryEntry, mirrors: Path | None, given: dict[str, Path
     raise MinerError(f"no clone of {entry.url} found; give --mirrors DIR or --repo {entry.name}=PATH")
 
 
-def build_one(entry: RepositoryEntry, path: Path, out: Path, jobs: int, fresh: bool, judge: str | None = None) -> float:
-    config = load_config().with_overrides(clean={"ratio": 1000.0, "max_count": 1_000_000})
+def build_one(
+    entry: RepositoryEntry,
+    path: Path,
+    out: Path,
+    jobs: int,
+    fresh: bool,
+    judge: str | None = None,
+    config_file: Path | None = None,
+    clean_ratio: float = 1000.0,
+) -> float:
+    config = load_config(config_file).with_overrides(clean={"ratio": clean_ratio, "max_count": 1_000_000})
     start = time.perf_counter()
     build(
         [path],
@@ -131,6 +141,15 @@ def unjudged(where: Path, entry: RepositoryEntry, out: Path, data: Adjudicated, 
                 )
 
 
+def tiers_row(s: Score) -> str | None:
+    """The drawn clean fixtures by how near a fix followed them, when the sample took any past the fix
+    window (valid/adjudicated of drawn)."""
+    if set(s.clean_tiers) <= {"none"}:
+        return None
+    parts = [f"{tier} {v}/{a} of {n}" for tier, (n, a, v) in sorted(s.clean_tiers.items())]
+    return f"    {s.repository} clean by fix_nearby (valid/adjudicated of drawn): " + ", ".join(parts)
+
+
 def row(s: Score, pyd: tuple[Rate, int] | None) -> str:
     text = (
         f"{s.repository:<11} {s.role:<8} {s.bug_total:>5} {s.bug_adjudicated:>5}  {s.validity.text():<22} "
@@ -153,6 +172,14 @@ def main() -> int:
     parser.add_argument("--fresh", action="store_true", help="mine again instead of reusing kept outputs' caches")
     parser.add_argument("--pydriller", action="store_true")
     parser.add_argument("--judge", metavar="CMD", help="build with this judge (miner build --judge CMD)")
+    parser.add_argument("--config", type=Path, help="a config overlaid on the defaults, as miner build --config")
+    parser.add_argument(
+        "--clean-ratio",
+        type=float,
+        default=1000.0,
+        help="clean.ratio of the builds (default 1000: every clean candidate that passes is taken; a build's "
+        "own ratio measures what it emits, but not retention)",
+    )
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-invalid", action="store_true", help="list the adjudicated invalid fixtures emitted")
@@ -182,7 +209,7 @@ def main() -> int:
     for entry in entries:
         path = clone_of(entry, args.mirrors, given)
         out = keep / entry.name
-        seconds = build_one(entry, path, out, args.jobs, args.fresh, args.judge)
+        seconds = build_one(entry, path, out, args.jobs, args.fresh, args.judge, args.config, args.clean_ratio)
         s = score(entry, emitted(out, entry.name), data.bugs, data.clean, args.sample)
         if args.list_unjudged:
             unjudged(args.list_unjudged, entry, out, data, args.sample)
@@ -190,6 +217,8 @@ def main() -> int:
         if args.pydriller:
             pyd[entry.name] = pydriller_score(entry, path, list(data.bugs))
         print(row(s, pyd.get(entry.name)) + f"   ({seconds:.0f} s)", file=sys.stderr)
+        if tiers_row(s):
+            print(tiers_row(s), file=sys.stderr)
         if args.show_invalid:
             for line in s.invalid:
                 print(f"    invalid: {line}", file=sys.stderr)
@@ -204,6 +233,8 @@ def main() -> int:
                 n = sum(pyd[s.repository][0].n for s in members)
                 py = (Rate(k, n), sum(pyd[s.repository][1] for s in members))
             print(row(t, py), file=sys.stderr)
+            if tiers_row(t):
+                print(tiers_row(t), file=sys.stderr)
     if args.json:
         print(
             json.dumps(
@@ -219,6 +250,7 @@ def main() -> int:
                         "clean_validity": s.clean_validity.to_json(),
                         "clean_baseline": s.clean_baseline.to_json(),
                         "clean_retention": s.clean_retention.to_json(),
+                        "clean_by_fix_nearby": {t: dict(zip(TIER_FIELDS, c)) for t, c in s.clean_tiers.items()},
                         **({"pydriller": pyd[s.repository][0].to_json()} if s.repository in pyd else {}),
                     }
                     for s in scores

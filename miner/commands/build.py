@@ -42,7 +42,7 @@ from miner.core.classify import path_kind, with_vendored
 from miner.core.config import Config
 from miner.core.errors import MinerError, MissingObjectError
 from miner.core.output import MANIFEST, STAGES, dumps
-from miner.core.records import Answer, CleanPick, CommitMeta, FixCommit, Label, Verdict, iso
+from miner.core.records import Answer, CleanPick, CleanQuota, CommitMeta, FixCommit, Label, Verdict, iso
 from miner.git import Repo
 from miner.git.history import PathHistory
 from miner.git.overlay import overlay_graphs, with_overlay
@@ -68,13 +68,16 @@ from miner.runner.engine import (
 from miner.stages import anchors
 from miner.stages.bug import bug_heads, on_added_lines
 from miner.stages.clean import (
+    RELAXED_BY,
     Checked,
     FixTouches,
     Known,
     Listed,
     Quota,
     answer_fields,
+    clean_quota,
     expected_followed,
+    fix_window_scopes,
     fixes_digest,
     is_correction,
     pick_clean,
@@ -135,6 +138,7 @@ class RepoReport:
     sizes: dict[str, dict[str, float | int]] = field(default_factory=dict)
     dropped: dict[str, Counter[str]] = field(default_factory=lambda: {s: Counter() for s in STAGES})
     judge: JudgeCounts | None = None  # what the judge was asked and what it cost, when there is one
+    clean_quota: CleanQuota | None = None  # how the clean sample fared against clean.ratio
 
     def to_json(self, run: bool = True) -> dict[str, Any]:
         """The repository's report: with ``run``, the judge's figures of this run (the build report);
@@ -154,6 +158,7 @@ class RepoReport:
             "vendored_trees": self.vendored,
             "sizes": self.sizes,
             "dropped": {stage: dict(sorted(c.items())) for stage, c in self.dropped.items()},
+            **({} if self.clean_quota is None else {"clean_quota": self.clean_quota.model_dump(mode="json")}),
             **judged,
         }
 
@@ -247,7 +252,7 @@ class _Mined:
     report: RepoReport
     jobs: list[FixtureJob]
     metas: dict[str, CommitMeta]
-    clean: dict[str, tuple[str, float | None]] = field(default_factory=dict)  # pick -> (stratum, survival)
+    clean: dict[str, tuple[CleanPick, float | None]] = field(default_factory=dict)  # pick -> (the pick, its survival)
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # clean pick -> what the judge said of it
     screens: dict[str, Screen] = field(default_factory=dict)  # fixture's change -> what the judge decided
 
@@ -636,16 +641,17 @@ def _mine(run: Run, target: _Target, prepared: Future[Repo]) -> _Mined:
         report.dropped["clean"]["outside_window"] += len(metas) - len(in_window)
     fix_shas = {f.meta.sha for f in fixes}
     checks = _CleanChecks(run, target, metas, fix_shas)
+    touches = FixTouches(f.meta for f in fixes)
     check: Callable[[CommitMeta], str | None] = checks
     if judge is not None:
-        check = JudgedClean(checks, judge, asked, verdicts, screens, config)
-    known = Known(
-        int(head_date.timestamp()), blamed, fix_shas, FixTouches((f.meta for f in fixes), config.clean.fix_window_scope)
-    )
+        check = JudgedClean(checks, judge, asked, verdicts, screens, config, touches)
+    known = Known(int(head_date.timestamp()), blamed, fix_shas, touches)
     quota = Quota(wanted(len(bugs), config), bug_strata)
-    picks = pick_clean(sorted(in_window, key=lambda m: m.sha), quota, config, known, check, report.dropped["clean"])
+    scopes = fix_window_scopes(config, judged=judge is not None)
+    picks = pick_clean(sorted(in_window, key=lambda m: m.sha), quota, config, known, check, report.dropped["clean"], scopes)
     checks.close()
     report.reused_clean = checks.reused
+    report.clean_quota = clean_quota(quota.count, len(picks), len(in_window), report.dropped["clean"])
     survival = _survival(run, repo, head, picks, metas) if config.clean.survival else {}
     report.bugs, report.clean = len(bugs), len(picks)
     jobs_: list[FixtureJob] = [FixtureJob("bug", sha, report.split, defects, None) for sha, defects in sorted(bugs.items())]
@@ -656,7 +662,7 @@ def _mine(run: Run, target: _Target, prepared: Future[Repo]) -> _Mined:
         report=report,
         jobs=jobs_,
         metas=metas,
-        clean={p.sha: (p.stratum, survival.get(p.sha)) for p in picks},
+        clean={p.sha: (p, survival.get(p.sha)) for p in picks},
         verdicts=verdicts,
         screens=screens,
     )
@@ -815,7 +821,7 @@ def _patch_ids(m: _Mined, cache: Cache) -> dict[str, str]:
 def _clean_fields(m: _Mined, head: str, observed: int | None, config: Config) -> dict[str, Any]:
     """What an answer records of how clean a clean fixture is (nothing for a bug fixture), and what
     the judge decided of either kind."""
-    picked, survival = m.clean.get(head, ("", None))
+    picked, survival = m.clean.get(head, (None, None))
     screen = {"screen": m.screens[head]} if head in m.screens else {}
     return answer_fields(observed, picked, survival, m.verdicts.get(head), config) | screen
 
@@ -865,6 +871,8 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
                 f"  {r.name} change size, median lines/files: bug {b['median_lines']}/{b['median_files']}, "
                 f"clean {c['median_lines']}/{c['median_files']}"
             )
+        if r.clean_quota is not None and not r.clean_quota.reached:
+            lines.append(_short_of_clean(r.name, r.clean_quota))
         if r.reused_labels:
             lines.append(f"  {r.name}: {r.reused_labels} fixes' labels reused from the cache")
         if r.reused_clean:
@@ -884,6 +892,21 @@ def summary_table(result: BuildResult, config: Config | None = None) -> str:
         )
     lines.append(f"wrote {result.fixtures} fixtures to {result.out}")
     return "\n".join(lines)
+
+
+def _short_of_clean(name: str, quota: CleanQuota) -> str:
+    """Why a repository has fewer clean fixtures than ``clean.ratio`` wants: too few changes exist at all,
+    or the rule that kept out the most of those that do (and what relaxes it)."""
+    head = f"  {name} clean: {quota.found} of {quota.wanted} wanted (clean.ratio)"
+    most = f"{quota.stopped_most} {quota.stopped_most_count}" if quota.stopped_most else "none"
+    if quota.too_few_changes:
+        return (
+            f"{head}; too few changes exist: {quota.candidates} commits change source code as a clean fixture's "
+            f"must (not a fix, no release, not too large), whatever a build relaxes (of them, kept out most: {most})"
+        )
+    how = RELAXED_BY.get(quota.stopped_most or "")
+    relax = f"; relax it with {how}" if how else ""
+    return f"{head}; of {quota.candidates} changes a clean fixture may be made of, kept out most: {most}{relax}"
 
 
 def _judge_notes(result: BuildResult) -> list[str]:

@@ -19,6 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from miner.core.errors import ConfigError
 
+# Where a fix that followed a clean candidate keeps it out, broadest first (miner.stages.clean).
+Scope = Literal["directory", "file", "lines"]
+SCOPES: tuple[Scope, ...] = ("directory", "file", "lines")
+
 Tier = Literal["explicit", "blame", "plurality", "weak", "heuristic", "diffuse"]
 TIERS: tuple[Tier, ...] = ("explicit", "blame", "plurality", "weak", "heuristic", "diffuse")
 
@@ -121,7 +125,9 @@ class CleanConfig(_Section):
     wait_days: int = Field(ge=0)
     admit_young: bool
     fix_window_days: int = Field(ge=0)
-    fix_window_scope: Literal["directory", "file"]
+    fix_window_scope: Scope
+    fix_window_fallback: list[Scope]
+    judged_fix_window_fallback: list[Scope]
     survival: bool
     min_survival: float = Field(ge=0, le=1)
     max_changed_lines: int = Field(gt=0)

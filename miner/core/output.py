@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from miner.core.config import Tier
 from miner.core.errors import OutputDirError
-from miner.core.records import Answer, Fixture, Visible
+from miner.core.records import Answer, CleanQuota, Fixture, Visible
 
 MANIFEST = "manifest.json"
 
@@ -86,6 +86,7 @@ class RepositoryReport(_Model):
     vendored_trees: list[str]
     sizes: dict[Kind, dict[str, float | int]]
     dropped: dict[str, dict[str, int]]
+    clean_quota: CleanQuota | None = None  # how the clean sample fared against clean.ratio (older builds: none)
     judge: JudgeSpend | None = None  # a judged build's (``--judge``)
 
 

@@ -173,6 +173,25 @@ class CleanPick(Record):
     sha: str
     observed_days: int
     stratum: str = ""
+    # How near a fix followed the change within clean.fix_window_days: in its source files ("file"),
+    # only elsewhere in their directories ("directory"), or not at all (None).
+    fix_nearby: Literal["file", "directory"] | None = None
+
+
+class CleanQuota(Record):
+    """How a repository's clean sample fared against ``clean.ratio``: how many clean fixtures were wanted
+    and found; how many commits are changes a clean fixture may be made of at all (``candidates``:
+    they pass every rule of what a change is, before the waiting and fix windows and the checks that
+    read git; fewer than wanted means too few changes exist, whatever a build relaxes); and of those,
+    the reason that kept out the most."""
+
+    wanted: int
+    found: int
+    reached: bool
+    candidates: int
+    too_few_changes: bool
+    stopped_most: str | None = None
+    stopped_most_count: int = 0
 
 
 # -- the visible and answer parts of a fixture ---------------------------------------------------------
@@ -225,6 +244,9 @@ class Answer(Record):
     wait_days: int | None = None  # the waiting window a clean change was held to
     survival: float | None = None  # share of a clean change's added lines still unchanged at the mined commit
     stratum: str | None = None  # size/spread/language bucket a clean change was sampled from
+    # How near a fix followed a clean change within the fix window ("file", "directory"; None: no fix):
+    # set only for one the sample took past clean.fix_window_scope, to fill its quota.
+    fix_nearby: Literal["file", "directory"] | None = None
     judge: Verdict | None = None  # what the optional judge said of a clean change
     # What a judged build decided of the fixture: "kept"; or, where it was told to keep them marked,
     # "refused" (--keep-refused) or "unjudged" (--keep-unjudged: no answer). None without a judge.

@@ -27,16 +27,25 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from miner.core.classify import has_fix_word, has_generated_marker, is_bot, path_kind, plain_subject, reverted_shas
-from miner.core.config import Config
+from miner.core.config import SCOPES, Config, Scope
 from miner.core.errors import MinerError, MissingObjectError
 from miner.core.lexer import code_lines, code_tokens
-from miner.core.records import CleanPick, CommitMeta, FileDiff, Verdict
+from miner.core.records import CleanPick, CleanQuota, CommitMeta, FileDiff, Verdict
 from miner.git import BlameHit, Repo
 from miner.stages.vet import Sides, conventional, neutral, sides_reader
 
+# Where a fix that followed a change counts against it (``Scope``, ``SCOPES``: broadest first): its
+# directories, its source files, or (``lines``) only where a later correction rewrote its own lines
+# (``corrected_by``, checked at every scope).
+Near = Literal["file", "directory"]  # how near a fix followed a change: in its files, or only in their directories
+
+
+def _directory(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
 
 class FixTouches:
-    """When fix commits touched each directory (or file), to ask: did a fix follow this change there?
+    """When fix commits touched each file and each directory, to ask: did a fix follow this change there?
 
     Blame misses the fixes whose defect lines the fix did not rewrite (the defect came from a
     change elsewhere, often a neighbouring file, or the fix only added lines), so a change that
@@ -45,29 +54,58 @@ class FixTouches:
     fell from 6.2% to 0.6% on rdma-core (1.8% matching files only) with a 365-day window.
     """
 
-    def __init__(self, fixes: Iterable[CommitMeta], scope: str = "directory") -> None:
-        self._key = (lambda p: p.rsplit("/", 1)[0] if "/" in p else "") if scope == "directory" else (lambda p: p)
-        times: dict[str, list[int]] = {}
+    def __init__(self, fixes: Iterable[CommitMeta]) -> None:
+        touched: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        self._paths: dict[str, tuple[str, ...]] = {}
         for fix in fixes:
-            for f in fix.files:
-                for path in {f.path, f.old_path} - {None}:
-                    times.setdefault(self._key(path), []).append(fix.committer_time)
-        self._times = {key: sorted(ts) for key, ts in times.items()}
+            paths = sorted({p for f in fix.files for p in (f.path, f.old_path) if p is not None})
+            self._paths[fix.sha] = tuple(paths)
+            for key in {("file", p) for p in paths} | {("directory", _directory(p)) for p in paths}:
+                touched.setdefault(key, []).append((fix.committer_time, fix.sha))
+        self._touched = {key: sorted(found) for key, found in touched.items()}
+        self._times = {key: [t for t, _ in found] for key, found in self._touched.items()}
 
-    def soon_after(self, meta: CommitMeta, paths: Iterable[str], days: int) -> bool:
+    def _within(self, scope: str, key: str, start: int, end: int) -> list[tuple[int, str]]:
+        """The fixes that touched ``key`` (a file or a directory) after ``start`` and no later than ``end``."""
+        times = self._times.get((scope, key), [])
+        return self._touched.get((scope, key), [])[bisect.bisect_right(times, start) : bisect.bisect_right(times, end)]
+
+    def nearest(self, meta: CommitMeta, paths: Iterable[str], days: int) -> Near | None:
+        """How near a fix followed ``meta`` within ``days``: in one of ``paths`` (``file``), only
+        elsewhere in their directories (``directory``), or not at all (None)."""
+        start, end, paths = meta.committer_time, meta.committer_time + days * 86400, set(paths)
+        if any(self._within("file", p, start, end) for p in paths):
+            return "file"
+        if any(self._within("directory", d, start, end) for d in {_directory(p) for p in paths}):
+            return "directory"
+        return None
+
+    def followed(self, meta: CommitMeta, paths: Iterable[str], days: int) -> list[tuple[str, tuple[str, ...]]]:
+        """The fixes within ``days`` after ``meta`` that touched ``paths`` or their directories, oldest
+        first, each with its files in those directories: what the fix window rule read."""
         start, end = meta.committer_time, meta.committer_time + days * 86400
-        for key in {self._key(p) for p in paths}:
-            times = self._times.get(key, ())
-            i = bisect.bisect_right(times, start)
-            if i < len(times) and times[i] <= end:
-                return True
-        return False
+        directories = {_directory(p) for p in paths}
+        found = sorted({hit for d in directories for hit in self._within("directory", d, start, end)})
+        return [(sha, tuple(p for p in self._paths[sha] if _directory(p) in directories)) for _, sha in found]
+
+
+def stops(nearest: Near | None, scope: Scope) -> bool:
+    """Whether a fix that followed as near as ``nearest`` keeps a change out at ``scope``: one in its
+    files at scope ``directory`` or ``file``, one only in its directories at scope ``directory``."""
+    return nearest is not None and scope != "lines" and SCOPES.index(scope) <= SCOPES.index(nearest)
 
 
 def why_not_clean(
-    meta: CommitMeta, config: Config, mined_at: int, blamed: set[str], fixes: set[str], touches: FixTouches | None = None
+    meta: CommitMeta,
+    config: Config,
+    mined_at: int,
+    blamed: set[str],
+    fixes: set[str],
+    touches: FixTouches | None = None,
+    scope: Scope | None = None,
 ) -> str | None:
-    """The first reason a commit cannot be a clean fixture, or None. Cheap checks only."""
+    """The first reason a commit cannot be a clean fixture, or None. Cheap checks only. A fix that
+    followed it counts at ``scope`` (``clean.fix_window_scope`` unless given)."""
     if not meta.parents:
         return "initial_import"
     if is_bot(meta, config):
@@ -95,40 +133,59 @@ def why_not_clean(
         return "non_utf8_path"
     if (mined_at - meta.committer_time) < config.clean.wait_days * 86400 and not config.clean.admit_young:
         return "too_young"
-    if (
-        touches is not None
-        and config.clean.fix_window_days
-        and touches.soon_after(meta, source_paths(meta, config), config.clean.fix_window_days)
-    ):
+    if touches is not None and stops(fix_nearby(meta, config, touches), scope or config.clean.fix_window_scope):
         return "fix_followed_nearby"
     return None
 
 
-def confidence(observed_days: int, survival: float | None, config: Config) -> Literal["high", "medium", "low"]:
+def fixes_nearby(meta: CommitMeta, config: Config, touches: FixTouches | None) -> list[tuple[str, tuple[str, ...]]]:
+    """The fixes that followed ``meta`` within ``clean.fix_window_days`` in its source files or their
+    directories, oldest first, each with its files there (``FixTouches.followed``)."""
+    if touches is None or not config.clean.fix_window_days:
+        return []
+    return touches.followed(meta, source_paths(meta, config), config.clean.fix_window_days)
+
+
+def fix_nearby(meta: CommitMeta, config: Config, touches: FixTouches | None) -> Near | None:
+    """How near a fix followed ``meta`` within ``clean.fix_window_days`` (``FixTouches.nearest``), in its source files."""
+    if touches is None or not config.clean.fix_window_days:
+        return None
+    return touches.nearest(meta, source_paths(meta, config), config.clean.fix_window_days)
+
+
+def confidence(
+    observed_days: int, survival: float | None, config: Config, nearby: Near | None = None
+) -> Literal["high", "medium", "low"]:
     """How far a clean fixture is trusted: ``low`` when it was observed for less than the waiting
     window (kept with ``clean.admit_young``), ``medium`` when less than ``clean.min_survival`` of its
-    added lines still stand at the mined commit, ``high`` otherwise."""
+    added lines still stand at the mined commit, or when a fix followed it nearer than
+    ``clean.fix_window_scope`` allows (a fallback pick: ``nearby``), ``high`` otherwise."""
     if observed_days < config.clean.wait_days:
         return "low"
     if survival is not None and survival < config.clean.min_survival:
+        return "medium"
+    if stops(nearby, config.clean.fix_window_scope):
         return "medium"
     return "high"
 
 
 def answer_fields(
-    observed_days: int | None, picked: str, survival: float | None, verdict: Verdict | None, config: Config
+    observed_days: int | None, pick: CleanPick | None, survival: float | None, verdict: Verdict | None, config: Config
 ) -> dict[str, Any]:
     """What a clean fixture's answer records of how clean it is: the confidence (see ``confidence``),
-    the wait it was held to, the share of its lines still standing, its stratum, and the judge's
-    verdict. Nothing for a bug fixture (``observed_days`` None)."""
+    the wait it was held to, the share of its lines still standing, its stratum, how near a fix
+    followed it when the sample took it past ``clean.fix_window_scope``, and the judge's verdict.
+    Nothing for a bug fixture (``observed_days`` None)."""
     if observed_days is None:
         return {}
+    nearby = pick.fix_nearby if pick is not None else None
     return {
-        "clean_confidence": confidence(observed_days, survival, config),
+        "clean_confidence": confidence(observed_days, survival, config, nearby),
         "wait_days": config.clean.wait_days,
         "survival": survival,
-        "stratum": picked or None,
+        "stratum": (pick.stratum if pick is not None else "") or None,
         "judge": verdict,
+        **({"fix_nearby": nearby} if stops(nearby, config.clean.fix_window_scope) else {}),
     }
 
 
@@ -541,6 +598,61 @@ class Quota:
     match: Sequence[Stratum] = ()
 
 
+# The reasons of ``why_not_clean`` that say what a commit is (a fix, a release, no source changed, too
+# large to review ...): a commit dropped for one is no change a clean fixture may be made of. Its other
+# reasons (too young, a fix followed nearby) and the checks' refusals are about when and how it was
+# watched afterwards: a build may relax those.
+WHAT_IT_IS = frozenset(
+    {
+        "initial_import",
+        "bot_author",
+        "is_fix",
+        "is_revert",
+        "blamed_by_fix",
+        "release_commit",
+        "not_review_type",
+        "no_source_change",
+        "deletion_only",
+        "too_large",
+        "non_utf8_path",
+    }
+)
+# What relaxes the reasons a build may relax, as the summary tells a user short of clean fixtures.
+RELAXED_BY = {
+    "fix_followed_nearby": "clean.fix_window_fallback: [file, lines], or a judge (--judge)",
+    "too_young": "clean.wait_days, or clean.admit_young: true",
+}
+
+
+def clean_quota(wanted_count: int, found: int, considered: int, dropped: Mapping[str, int]) -> CleanQuota:
+    """How the clean sample of a repository fared: ``considered`` commits were offered to it and
+    ``dropped`` counts why it refused each (``pick_clean``'s counts)."""
+    candidates = considered - sum(n for reason, n in dropped.items() if reason in WHAT_IT_IS)
+    stopped = {r: n for r, n in dropped.items() if n and r not in WHAT_IT_IS and r not in ("not_sampled", "outside_window")}
+    most = min(stopped, key=lambda r: (-stopped[r], r)) if stopped else None
+    return CleanQuota(
+        wanted=wanted_count,
+        found=found,
+        reached=found >= wanted_count,
+        candidates=candidates,
+        too_few_changes=candidates < wanted_count,
+        stopped_most=most,
+        stopped_most_count=stopped.get(most, 0) if most else 0,
+    )
+
+
+def fix_window_scopes(config: Config, judged: bool = False) -> tuple[Scope, ...]:
+    """Where a fix that followed a candidate keeps it out of the sample, strictest first:
+    ``clean.fix_window_scope``, then its fallback (a judged build's own, whose judge reads those fixes),
+    each scope narrower than the one before (one that is not is passed over)."""
+    fallback = config.clean.judged_fix_window_fallback if judged else config.clean.fix_window_fallback
+    scopes: list[Scope] = [config.clean.fix_window_scope]
+    for scope in fallback:  # one no narrower than the scope before it would add nothing
+        if SCOPES.index(scope) > SCOPES.index(scopes[-1]):
+            scopes.append(scope)
+    return tuple(scopes)
+
+
 def pick_clean(
     commits: Iterable[CommitMeta],
     quota: Quota,
@@ -548,6 +660,7 @@ def pick_clean(
     known: Known,
     check: Callable[[CommitMeta], str | None],
     dropped: Counter[str],
+    scopes: Sequence[Scope] = (),
 ) -> list[CleanPick]:
     """A seeded sample of ``quota.count`` clean commits; counts every refused candidate by reason.
 
@@ -557,22 +670,31 @@ def pick_clean(
     filled from the rest in seeded order. ``check`` holds the checks that need git (a
     whitespace-only or generated change, ``unreviewable``, ``corrected_by``): it runs only on
     the commits the sample reaches and gives the reason one is refused.
+
+    ``scopes`` (``fix_window_scopes``; ``clean.fix_window_scope`` alone by default) say where a fix
+    that followed a candidate within ``clean.fix_window_days`` keeps it out, strictest first. The
+    sample draws from the candidates that pass the first; only when too few of them pass the checks
+    does it go on to those that pass the next, drawn the same way (the strata's shares first), and
+    so on. A pick records how near a fix followed it (``fix_nearby``). The candidates of a tier the
+    sample never reached are counted as ``fix_followed_nearby``.
     """
     count, match, mined_at = quota.count, quota.match, known.mined_at
-    eligible: list[CommitMeta] = []
+    scopes = tuple(scopes) or (config.clean.fix_window_scope,)
+    tiers: list[list[CommitMeta]] = [[] for _ in scopes]
+    nearby: dict[str, Near | None] = {}
     for meta in commits:
-        reason = why_not_clean(meta, config, mined_at, known.blamed, known.fixes, known.touches)
-        if reason:
-            dropped[reason] += 1
-        else:
-            eligible.append(meta)
-    eligible.sort(key=lambda m: sample_order(m.sha, config.seed))
-    groups: dict[Stratum, list[CommitMeta]] = {}
-    for meta in eligible:
-        groups.setdefault(stratum(meta, config), []).append(meta)
+        reason = why_not_clean(meta, config, mined_at, known.blamed, known.fixes)
+        near = None if reason else fix_nearby(meta, config, known.touches)
+        tier = None if reason else next((n for n, scope in enumerate(scopes) if not stops(near, scope)), None)
+        if tier is None:
+            dropped[reason or "fix_followed_nearby"] += 1
+            continue
+        nearby[meta.sha] = near
+        tiers[tier].append(meta)
     quotas = sorted(allocate(Counter(match), count).items())
+    drawn = [_drawn(tier, config) for tier in tiers]
     if isinstance(check, Planned):  # the order candidates are asked in; a group stops early at its quota
-        check.plan([meta for group, _ in quotas for meta in groups.get(group, [])] + eligible)
+        check.plan([meta for eligible, groups in drawn for meta in _asking_order(eligible, groups, quotas)])
     taken: set[str] = set()
     refused: set[str] = set()
     picks: list[CleanPick] = []
@@ -601,17 +723,56 @@ def pick_clean(
                         continue
                     taken.add(meta.sha)
                     observed = (mined_at - meta.committer_time) // 86400
-                    picks.append(CleanPick(sha=meta.sha, observed_days=observed, stratum="/".join(stratum(meta, config))))
+                    where = "/".join(stratum(meta, config))
+                    picks.append(CleanPick(sha=meta.sha, observed_days=observed, stratum=where, fix_nearby=nearby[meta.sha]))
                     need[n] -= 1
 
-    strata = [(groups.get(group, []), share) for group, share in quotas]
-    if many:  # every stratum's first round at once
-        take(strata)
-    else:  # one at a time, in the order the checks were planned (they run ahead in that order)
-        for one in strata:
-            take([one])
-    take([(eligible, count - len(picks))])  # fill what the strata could not, in seeded order
-    left = len(eligible) - len(taken) - len(refused)
+    opened = 0
+    for eligible, groups in drawn:
+        if opened and len(picks) >= count:
+            break
+        opened += 1
+        strata = _still_wanted(quotas, groups, picks, count)
+        if many:  # every stratum's first round at once
+            take(strata)
+        else:  # one at a time, in the order the checks were planned (they run ahead in that order)
+            for one in strata:
+                take([one])
+        take([(eligible, count - len(picks))])  # fill what the strata could not, in seeded order
+    left = sum(len(eligible) for eligible, _ in drawn[:opened]) - len(taken) - len(refused)
     if left:
         dropped["not_sampled"] += left
+    unreached = sum(len(eligible) for eligible, _ in drawn[opened:])
+    if unreached:
+        dropped["fix_followed_nearby"] += unreached
     return sorted(picks, key=lambda p: sample_order(p.sha, config.seed))
+
+
+def _still_wanted(
+    quotas: list[tuple[Stratum, int]], groups: dict[Stratum, list[CommitMeta]], picks: list[CleanPick], count: int
+) -> list[tuple[list[CommitMeta], int]]:
+    """Each stratum's candidates and how many more of it are wanted: its share less what it has (an
+    earlier tier's fill may have taken more than its share), no more in all than ``count`` still wants."""
+    have = Counter(p.stratum for p in picks)
+    left = count - len(picks)
+    wanted: list[tuple[list[CommitMeta], int]] = []
+    for group, share in quotas:
+        want = max(0, min(share - have["/".join(group)], left))
+        left -= want
+        wanted.append((groups.get(group, []), want))
+    return wanted
+
+
+def _asking_order(
+    eligible: list[CommitMeta], groups: dict[Stratum, list[CommitMeta]], quotas: list[tuple[Stratum, int]]
+) -> list[CommitMeta]:
+    return [meta for group, _ in quotas for meta in groups.get(group, [])] + eligible
+
+
+def _drawn(candidates: list[CommitMeta], config: Config) -> tuple[list[CommitMeta], dict[Stratum, list[CommitMeta]]]:
+    """Candidates in seeded order, and grouped by stratum in that order."""
+    eligible = sorted(candidates, key=lambda m: sample_order(m.sha, config.seed))
+    groups: dict[Stratum, list[CommitMeta]] = {}
+    for meta in eligible:
+        groups.setdefault(stratum(meta, config), []).append(meta)
+    return eligible, groups

@@ -11,7 +11,10 @@
   right at least in part; a fixture is kept while one of its pairs is;
 - a clean candidate's packet holds the change's message and diff, and the later commits within the
   waiting window that rewrote or removed lines it added (each with its message and its diff of those
-  files: what a reader follows to tell whether the change was corrected later); the judge answers
+  files: what a reader follows to tell whether the change was corrected later); when fixes followed it
+  within ``clean.fix_window_days`` in its source files or their directories without rewriting its
+  lines, those too (``nearby``: the evidence the fix window rule guesses from, so that a judged build
+  may take such candidates, ``clean.judged_fix_window_fallback``); the judge answers
   ``plausible_pr``, ``later_fixed`` and ``real_defect``: it is kept when it is a plausible pull
   request, never fixed, with no real defect.
 
@@ -51,7 +54,7 @@ from miner.core.config import Config
 from miner.core.errors import MinerError, MissingObjectError
 from miner.core.records import CommitMeta, Defect, Verdict
 from miner.git import Repo
-from miner.stages.clean import MISSING, Planned, later_changes
+from miner.stages.clean import MISSING, FixTouches, Planned, fixes_nearby, later_changes
 from miner.stages.fixture import decode
 
 # 2: a clean packet holds the later commits that changed the change's lines; 3: a bug packet holds the
@@ -59,6 +62,7 @@ from miner.stages.fixture import decode
 # whether the defect is reviewable from the change.
 PACKET_VERSION = 4
 BETWEEN = 8  # at most this many commits between a change and its fix are shown, the newest
+NEARBY = 8  # at most this many fixes that followed a clean candidate nearby are shown, the oldest
 STOP_AFTER = 10  # failures in a row after which the build stops asking (the judge is down, not unlucky)
 DEFERRED = 3  # a judge command's exit status for "no answer yet" (it answers in batches): never a fault
 
@@ -419,9 +423,19 @@ def bug_packet(
     }
 
 
-def clean_packet(repository: str, change: Shown, later: list[Shown]) -> dict[str, object]:
-    """What a judge reads of a clean candidate: the change, and the later commits that changed its lines."""
-    return {
+def clean_packet(
+    repository: str,
+    change: Shown,
+    later: list[Shown],
+    nearby: Sequence[Shown] = (),
+    left_out: int = 0,
+) -> dict[str, object]:
+    """What a judge reads of a clean candidate: the change, the later commits that changed its lines,
+    and the fixes that followed in its files or their directories within the fix window without
+    rewriting its lines (``nearby``; ``left_out`` more, newer, are not shown). ``nearby`` is in the
+    packet only when there are such fixes, so the packets of other candidates, and their verdicts, are
+    the same as before it was."""
+    packet: dict[str, object] = {
         "version": PACKET_VERSION,
         "kind": "clean",
         "repository": repository,
@@ -429,8 +443,11 @@ def clean_packet(repository: str, change: Shown, later: list[Shown]) -> dict[str
         "message": change.message,
         "diff": change.diff,
         "later": [{"commit": c.commit, "message": c.message, "diff": c.diff} for c in later],
-        "answer": _hints("clean"),
     }
+    if nearby:
+        packet["nearby"] = [{"commit": c.commit, "message": c.message, "diff": c.diff} for c in nearby]
+        packet["nearby_left_out"] = left_out
+    return packet | {"answer": _hints("clean")}
 
 
 @dataclass(frozen=True)
@@ -556,9 +573,11 @@ class JudgedClean:
         verdicts: dict[str, Verdict],
         screens: dict[str, Screen],
         config: Config,
+        touches: FixTouches | None = None,
     ) -> None:
         self.checks, self.judge, self.verdicts, self.screens = checks, judge, verdicts, screens
         self.asked, self.repo, self.name, self.head, self.config = asked, asked.repo, asked.name, asked.head, config
+        self.touches = touches
 
     def plan(self, order: list[CommitMeta]) -> None:
         self.checks.plan(order)
@@ -575,7 +594,7 @@ class JudgedClean:
             if reasons[n] is not None:
                 continue
             try:
-                packet = read_clean_packet(self.repo, self.name, meta, self.head, self.config)
+                packet = read_clean_packet(self.repo, self.name, meta, self.head, self.config, self.touches)
             except MissingObjectError:  # the later history cannot be shown whole: refused as the clean check would
                 reasons[n] = MISSING
                 continue
@@ -598,12 +617,25 @@ class JudgedClean:
         return None
 
 
-def read_clean_packet(repo: Repo, name: str, meta: CommitMeta, head: str, config: Config) -> dict[str, object]:
-    """The packet of a clean candidate, read from ``repo``: the change, and the later commits up to ``head``
-    within the waiting window that rewrote or removed its lines."""
+def read_clean_packet(
+    repo: Repo, name: str, meta: CommitMeta, head: str, config: Config, touches: FixTouches | None = None
+) -> dict[str, object]:
+    """The packet of a clean candidate, read from ``repo``: the change, the later commits up to ``head``
+    within the waiting window that rewrote or removed its lines, and the fixes ``touches`` knows of that
+    followed in its source files or their directories within ``clean.fix_window_days`` (those that
+    rewrote its lines are shown once, in ``later``)."""
     diffs = next(iter(repo.diffs([meta.sha])), (meta.sha, []))[1]
     later = [
         Shown(m.sha, m.message, _patch_text(repo, m.sha, 50_000, tuple(paths)))
         for m, paths in later_changes(meta, diffs, repo, head, config)
     ]
-    return clean_packet(name, Shown(meta.sha, meta.message, _patch_text(repo, meta.sha)), later)
+    shown = {c.commit for c in later}
+    followed = [(sha, paths) for sha, paths in fixes_nearby(meta, config, touches) if sha not in shown]
+    nearby = [Shown(sha, _message(repo, sha), _patch_text(repo, sha, 20_000, paths)) for sha, paths in followed[:NEARBY]]
+    change = Shown(meta.sha, meta.message, _patch_text(repo, meta.sha))
+    return clean_packet(name, change, later, nearby, max(0, len(followed) - NEARBY))
+
+
+def _message(repo: Repo, sha: str) -> str:
+    found = repo.meta(sha)
+    return found.message if found is not None else ""

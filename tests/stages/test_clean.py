@@ -3,9 +3,11 @@ small history made with git."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -188,11 +190,116 @@ def test_a_fix_soon_after_in_the_same_file_is_a_reason() -> None:
     assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([late])) is None
     # The same directory counts by default; with scope "file" only the same file does.
     assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([other])) == "fix_followed_nearby"
-    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([other], "file")) is None
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([other]), "file") is None
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([fix]), "file") == "fix_followed_nearby"
+    assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([fix]), "lines") is None
     elsewhere = meta("b" * 40, days_old=700, paths=("lib/b.py",))
     assert why_not_clean(change, CONFIG, NOW, set(), set(), FixTouches([elsewhere])) is None
     off = CONFIG.with_overrides(clean={"fix_window_days": 0})
     assert why_not_clean(change, off, NOW, set(), set(), FixTouches([fix])) is None
+
+
+def test_fix_touches_tell_how_near_a_fix_followed_and_which() -> None:
+    from miner.stages.clean import FixTouches
+
+    change = meta("c" * 40, days_old=800, paths=("src/a.py", "src/lib/b.py"))
+    same_file = meta("1" * 40, days_old=700, paths=("src/a.py", "docs/a.md"))
+    same_dir = meta("2" * 40, days_old=750, paths=("src/c.py",))
+    deeper = meta("3" * 40, days_old=760, paths=("src/lib/sub/d.py",))  # another directory, below the change's
+    before = meta("4" * 40, days_old=900, paths=("src/a.py",))
+    late = meta("5" * 40, days_old=300, paths=("src/a.py",))
+    touches = FixTouches([same_file, same_dir, deeper, before, late])
+    assert touches.nearest(change, ["src/a.py"], 365) == "file"
+    assert touches.nearest(change, ["src/lib/b.py"], 365) is None
+    assert FixTouches([same_dir, deeper]).nearest(change, ["src/a.py", "src/lib/b.py"], 365) == "directory"
+    assert touches.nearest(change, ["src/a.py"], 40) is None  # the window ends before the first fix
+    # The fixes in the window, oldest first, each with its files in the change's directories.
+    assert touches.followed(change, ["src/a.py", "src/lib/b.py"], 365) == [("2" * 40, ("src/c.py",)), ("1" * 40, ("src/a.py",))]
+
+
+def near(sha: str, tier: str) -> CommitMeta:
+    """A candidate that no fix followed (``far``), one a fix followed in its directory (``dir``) or in its file (``file``)."""
+    return meta(sha, days_old=800, paths={"far": ("far/a.py",), "dir": ("near/a.py",), "file": ("near/b.py",)}[tier])
+
+
+# Fixes 100 days after the candidates, in near/b.py: a fix in the files of the "file" candidates, in the
+# directory of the "dir" ones, nowhere near the "far" ones.
+FIXES = [meta("f" * 40, days_old=700, paths=("near/b.py",))]
+
+
+def tiered(far: int, dir_: int, file: int) -> list[CommitMeta]:
+    return (
+        [near(f"a{i:039x}", "far") for i in range(far)]
+        + [near(f"b{i:039x}", "dir") for i in range(dir_)]
+        + [near(f"c{i:039x}", "file") for i in range(file)]
+    )
+
+
+def test_the_sample_goes_past_the_fix_window_only_as_far_as_it_must() -> None:
+    """With a fallback, the candidates a fix followed nearby are drawn only when those it did not are too
+    few, the nearer ones last; a sample that needs none of them is the one without a fallback."""
+    from miner.stages.clean import FixTouches
+
+    known = Known(NOW, set(), {"f" * 40}, FixTouches(FIXES))
+    commits = tiered(3, 4, 4)
+    every = ("directory", "file", "lines")
+
+    def pick(count: int, scopes: tuple[str, ...] = every, check=lambda m: None) -> tuple[list, Counter[str]]:
+        dropped: Counter[str] = Counter()
+        return pick_clean(commits, Quota(count), CONFIG, known, check, dropped, scopes), dropped  # type: ignore[arg-type]
+
+    strict, strict_dropped = pick(2, ("directory",))
+    enough, dropped = pick(2)
+    assert [p.sha for p in enough] == [p.sha for p in strict] and dropped == strict_dropped
+    assert dropped == {"fix_followed_nearby": 8, "not_sampled": 1}
+    assert all(p.fix_nearby is None for p in enough)
+    five, dropped = pick(5)
+    assert Counter(p.fix_nearby for p in five) == {None: 3, "directory": 2}
+    assert dropped == {"not_sampled": 2, "fix_followed_nearby": 4}  # the file tier was never reached
+    every_one, dropped = pick(20)
+    assert Counter(p.fix_nearby for p in every_one) == {None: 3, "directory": 4, "file": 4} and not dropped
+    # Without "lines", a fix in its own file keeps a candidate out whatever the quota.
+    _, dropped = pick(20, ("directory", "file"))
+    assert dropped == {"fix_followed_nearby": 4}
+    # A candidate the checks refuse makes room for one of the next tier.
+    refused, dropped = pick(3, check=lambda m: "corrected_later" if m.sha == "a" + "0" * 39 else None)
+    assert Counter(p.fix_nearby for p in refused) == {None: 2, "directory": 1} and dropped["corrected_later"] == 1
+
+
+def test_a_fallback_sample_keeps_to_the_strata_of_the_bug_fixtures() -> None:
+    from miner.stages.clean import FixTouches, stratum
+
+    known = Known(NOW, set(), {"f" * 40}, FixTouches(FIXES))
+
+    def sized(sha: str, tier: str, path: str, lines: int) -> CommitMeta:
+        return near(sha, tier).model_copy(update={"files": (FileStat(path=path, added=lines, removed=0),)})
+
+    small = [sized(f"a{i:039x}", "far", "far/a.py", 2) for i in range(2)]
+    large = [sized(f"b{i:039x}", "dir", "near/a.py", 300) for i in range(6)]
+    wide = [near(f"c{i:039x}", "dir") for i in range(6)]  # 10 lines: a stratum no bug fixture has
+    bugs = [stratum(large[0], CONFIG)] * 3 + [stratum(small[0], CONFIG)]
+    picks = pick_clean(small + large + wide, Quota(4, bugs), CONFIG, known, lambda m: None, Counter(), ("directory", "file"))
+    # Both small ones (the first tier, whatever their stratum's share), then the large stratum's share from the next.
+    assert Counter(p.stratum.split("/")[0] for p in picks) == {"1-5": 2, "201+": 2}
+
+
+def test_what_a_short_clean_sample_says_of_itself() -> None:
+    from miner.stages.clean import clean_quota
+
+    dropped = Counter({"is_fix": 40, "no_source_change": 30, "fix_followed_nearby": 25, "too_young": 3, "layout_only": 1})
+    quota = clean_quota(10, 1, 100, dropped)
+    assert quota.model_dump() == {
+        "wanted": 10,
+        "found": 1,
+        "reached": False,
+        "candidates": 30,  # 100 offered, 70 of them no change a clean fixture may be made of
+        "too_few_changes": False,
+        "stopped_most": "fix_followed_nearby",
+        "stopped_most_count": 25,
+    }
+    few = clean_quota(10, 4, 100, Counter({"is_fix": 60, "no_source_change": 34, "layout_only": 2, "not_sampled": 0}))
+    assert few.too_few_changes and few.candidates == 6 and few.stopped_most == "layout_only"
+    assert clean_quota(3, 3, 10, Counter({"not_sampled": 7})).reached
 
 
 def diff(path: str, added: list[str], removed: list[str] = (), *, link: bool = False) -> FileDiff:  # type: ignore[assignment]
@@ -534,3 +641,111 @@ def test_a_later_commit_rewrote_the_changes_lines_as_a_full_blame_says(tmp_path:
             found += bool(full)
             siblings += lm.parents[0] == cm.parents[0]
     assert checked > 40 and found > 8 and siblings > 0, (checked, found, siblings)
+
+
+# -- a build short of clean fixtures: what it says, and what a judged build does ---------------------
+
+# Keeps every clean candidate and writes each packet it reads to the folder it is given.
+KEEPER = """
+import json, pathlib, sys
+packet = json.load(sys.stdin)
+pathlib.Path(sys.argv[1], packet["change"] + ".json").write_text(json.dumps(packet))
+print(json.dumps({"plausible_pr": "yes", "later_fixed": "no", "real_defect": "no"}))
+"""
+
+
+def _one_directory(repo: Path) -> dict[str, str]:
+    """A project whose code is one directory: three changes that a fix followed within months (in the
+    file of the first, beside the others), and one in another directory that none did."""
+    git(repo, "init", "-q", "-b", "main")
+    code = {name: f"def {name}(x):\n    return x\n".encode() for name in ("a", "b", "c")}
+    commit(repo, {f"pkg/{n}.py": text for n, text in code.items()}, "Import", "2020-01-01T10:00:00Z")
+    made = {}
+    for n, name in enumerate(("a", "b", "c"), 2):
+        code[name] += f"\n\ndef {name}2(y):\n    z = y * {n}\n    return z + 1\n".encode()
+        made[name] = commit(repo, {f"pkg/{name}.py": code[name]}, f"Add {name}2", f"2020-0{n}-01T10:00:00Z")
+    made["fix"] = commit(
+        repo, {"pkg/a.py": code["a"].replace(b"return x\n", b"return x or 0\n", 1)}, "Fix crash on None", "2020-06-01T10:00:00Z"
+    )
+    tool = b"def main():\n    value = 1\n    return value + 1\n"
+    made["far"] = commit(repo, {"tools/run.py": tool}, "Add a runner", "2022-01-01T10:00:00Z")
+    commit(repo, {"README.md": b"pkg\n"}, "Readme", "2023-06-01T10:00:00Z")
+    return made
+
+
+def test_a_build_short_of_clean_fixtures_says_why_and_a_judged_build_reaches_the_ratio(tmp_path: Path) -> None:
+    from miner.commands.build import BuildOptions, JudgeCommand, build, summary_table
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    made = _one_directory(repo)
+    plain = build([repo], tmp_path / "plain", CONFIG, progress=False)
+    (report,) = plain.reports
+    assert report.clean == 1 and report.clean_quota is not None
+    assert report.clean_quota.model_dump() == {
+        "wanted": 3,
+        "found": 1,
+        "reached": False,
+        "candidates": 4,
+        "too_few_changes": False,
+        "stopped_most": "fix_followed_nearby",
+        "stopped_most_count": 3,
+    }
+    assert report.to_json()["clean_quota"]["stopped_most"] == "fix_followed_nearby"
+    summary = summary_table(plain, CONFIG)
+    assert "repo clean: 1 of 3 wanted (clean.ratio); of 4 changes a clean fixture may be made of, kept out most: " in summary
+    assert "fix_followed_nearby 3; relax it with clean.fix_window_fallback" in summary
+    # Wanting more than there are changes a clean fixture may be made of is no rule's choice.
+    more = CONFIG.with_overrides(clean={"min_count": 10})
+    summary = summary_table(build([repo], tmp_path / "more", more, progress=False), more)
+    assert "repo clean: 1 of 10 wanted (clean.ratio); too few changes exist: 4 commits change source code" in summary
+
+    packets = tmp_path / "packets"
+    packets.mkdir()
+    script = tmp_path / "keeper.py"
+    script.write_text(KEEPER)
+    judge = JudgeCommand(f"{sys.executable} {script} {packets}")
+    judged = build([repo], tmp_path / "judged", CONFIG, BuildOptions(judge=judge), progress=False)
+    (report,) = judged.reports
+    assert report.clean == 3 and report.clean_quota is not None and report.clean_quota.reached
+    assert "wanted (clean.ratio)" not in summary_table(judged, CONFIG)
+    answers = {a["head"]: a for a in _answers(tmp_path / "judged") if a["kind"] == "clean"}
+    # The change no fix followed, then the two a fix followed beside them (not in their own file).
+    assert set(answers) == {made["far"], made["b"], made["c"]}
+    assert answers[made["far"]]["fix_nearby"] is None and answers[made["far"]]["clean_confidence"] == "high"
+    assert answers[made["b"]]["fix_nearby"] == "directory" and answers[made["b"]]["clean_confidence"] == "medium"
+    from miner.commands.explain import explain
+
+    told = explain(tmp_path / "judged", answers[made["b"]]["id"])
+    assert "a fix followed it beside it, in its directories within clean.fix_window_days" in told
+    assert "fix_window" not in explain(tmp_path / "judged", answers[made["far"]]["id"])
+    # The judge read the fix that followed beside each: its message and its diff of their directory.
+    far, near_b = (json.loads((packets / f"{made[k]}.json").read_text()) for k in ("far", "b"))
+    assert "nearby" not in far and far["version"] == 4
+    (fix,) = near_b["nearby"]
+    assert fix["commit"] == made["fix"] and fix["message"].startswith("Fix crash on None")
+    assert "+++ b/pkg/a.py" in fix["diff"] and near_b["nearby_left_out"] == 0
+    # Without a fallback, a judged build keeps to the blanket window as a plain one does.
+    strict = CONFIG.with_overrides(clean={"judged_fix_window_fallback": []})
+    (report,) = build([repo], tmp_path / "strict", strict, BuildOptions(judge=judge), progress=False).reports
+    assert report.clean == 1
+
+
+def _answers(out: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((out / "answers").glob("*.json"))]
+
+
+def test_the_fallback_scopes_are_those_narrower_than_the_fix_window_scope() -> None:
+    """A user who narrows clean.fix_window_scope to file keeps the judged fallback's lines, and a
+    fallback scope no narrower than the one before it is passed over rather than refused."""
+    from miner.core.config import load_config
+    from miner.stages.clean import fix_window_scopes
+
+    config = load_config()
+    assert config.clean.judged_fix_window_fallback == ["file", "lines"] and config.clean.fix_window_fallback == []
+    assert fix_window_scopes(config) == ("directory",)
+    assert fix_window_scopes(config, judged=True) == ("directory", "file", "lines")
+    narrowed = config.with_overrides(clean={"fix_window_scope": "file"})
+    assert fix_window_scopes(narrowed, judged=True) == ("file", "lines")
+    odd = config.with_overrides(clean={"fix_window_scope": "file", "fix_window_fallback": ["directory", "file", "lines"]})
+    assert fix_window_scopes(odd) == ("file", "lines")
