@@ -2,7 +2,7 @@
 """How many of miner's fixtures are true, on repositories whose fixtures were read one by one.
 
     scripts/bench_validity.py --mirrors DIR [--role tune|seen|heldout|unseen|fresh|late|all] [--only NAME ...] [--pydriller]
-                              [--judge CMD [--leave-unjudged]] [--config FILE] [--clean-ratio R] [--keep DIR] [--json]
+                              [--judge CMD] [--config FILE] [--clean-ratio R] [--keep DIR] [--json]
 
 For every repository in ``validity/repositories.yaml`` (its clone found under ``--mirrors`` as
 ``owner+name/repo``, ``owner+name`` or ``name``, or given as ``--repo NAME=PATH``), miner builds
@@ -76,7 +76,6 @@ def build_one(
     judge: str | None = None,
     config_file: Path | None = None,
     clean_ratio: float = 1000.0,
-    keep_unjudged: bool = True,
 ) -> float:
     config = load_config(config_file).with_overrides(clean={"ratio": clean_ratio, "max_count": 1_000_000})
     start = time.perf_counter()
@@ -90,9 +89,8 @@ def build_one(
             workers=Workers(jobs=jobs),
             use_cache=not fresh,
             # Candidates the judge has no answer for (a recorded judge answers only what was read) are kept,
-            # marked, so the figure is the judge's effect on what it read; or, as a team's build does by
-            # default, left out (--leave-unjudged).
-            judge=JudgeCommand(judge, keep=Keep(unjudged=keep_unjudged)) if judge else None,
+            # marked, so the figure is the judge's effect on what it read.
+            judge=JudgeCommand(judge, keep=Keep(unjudged=True)) if judge else None,
         ),
         force=out.exists(),
         progress=False,
@@ -191,12 +189,6 @@ def main() -> int:
         help="measure validity on a seeded uniform sample of this many bug "
         "(and clean) fixtures per repository, not on every emitted one that has a verdict",
     )
-    parser.add_argument(
-        "--leave-unjudged",
-        action="store_true",
-        help="with --judge, leave out the candidates the judge has no answer for, as a build does by default "
-        "(they are kept, marked, otherwise)",
-    )
     parser.add_argument("--list-unjudged", type=Path, help="write the sampled fixtures that have no verdict here")
     args = parser.parse_args()
     given = {k: Path(v) for k, _, v in (r.partition("=") for r in args.repo)}
@@ -217,9 +209,7 @@ def main() -> int:
     for entry in entries:
         path = clone_of(entry, args.mirrors, given)
         out = keep / entry.name
-        seconds = build_one(
-            entry, path, out, args.jobs, args.fresh, args.judge, args.config, args.clean_ratio, not args.leave_unjudged
-        )
+        seconds = build_one(entry, path, out, args.jobs, args.fresh, args.judge, args.config, args.clean_ratio)
         s = score(entry, emitted(out, entry.name), data.bugs, data.clean, args.sample)
         if args.list_unjudged:
             unjudged(args.list_unjudged, entry, out, data, args.sample)
