@@ -49,7 +49,7 @@ def explain(out: Path, fixture_id: str) -> str:
         lines.append("        made by miner: the author's title had no content once its references went")
     if answer["kind"] == "clean":
         lines.append(f"clean: observed for {answer['observed_days']} days with no fix blaming or naming it")
-        where = {"file": "in its own files", "directory": "beside it, in its directories"}.get(answer.get("fix_nearby") or "")
+        where = {"file": "in its own files", "directory": "elsewhere in its directories"}.get(answer.get("fix_nearby") or "")
         if where:
             lines.append(
                 f"  a fix followed it {where} within clean.fix_window_days: taken past clean.fix_window_scope to "

@@ -717,7 +717,7 @@ def test_a_build_short_of_clean_fixtures_says_why_and_a_judged_build_reaches_the
     from miner.commands.explain import explain
 
     told = explain(tmp_path / "judged", answers[made["b"]]["id"])
-    assert "a fix followed it beside it, in its directories within clean.fix_window_days" in told
+    assert "a fix followed it elsewhere in its directories within clean.fix_window_days" in told
     assert "fix_window" not in explain(tmp_path / "judged", answers[made["far"]]["id"])
     # The judge read the fix that followed beside each: its message and its diff of their directory.
     far, near_b = (json.loads((packets / f"{made[k]}.json").read_text()) for k in ("far", "b"))
